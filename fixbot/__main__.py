@@ -1,0 +1,3 @@
+from fixbot import cli
+
+raise SystemExit(cli.main())

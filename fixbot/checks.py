@@ -1,0 +1,284 @@
+"""The test, lint and type gates, run in the sandbox, and their parsed per-item results.
+
+Results are plain JSON-shaped dicts (they live in checkpointed graph state). fixbot pins the
+pytest invocation: its own report path outside the workspace, the cache off, and reads
+per-test outcomes from the JUnit report, never from the exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Literal, TypedDict
+
+from fixbot.proc import Completed
+from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, Sandbox
+
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed"]
+FAILING: frozenset[str] = frozenset({"failed", "error"})
+MESSAGE_CAP = 600
+DETAIL_CAP = 4000
+LOG_CAP = 4000
+
+_PYTEST_OPTIONS = (
+    "-p",
+    "no:cacheprovider",
+    f"--junitxml={OUTPUTS}/junit.xml",
+    "-o",
+    "junit_family=xunit2",
+    "-o",
+    "junit_logging=no",
+    "--color=no",
+    "-q",
+)
+
+
+# Plugins come from the repository's own (protected) configuration, never from whatever happens
+# to be installed: `-p NAME` in its pytest config or `pytest_plugins` in its conftest.py.
+TEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+class TestResult(TypedDict):
+    outcome: Outcome
+    message: str  # the assertion or error message, capped
+    detail: str  # head and tail of the traceback, capped
+
+
+class Finding(TypedDict):
+    tool: str  # "ruff" | "mypy"
+    path: str
+    line: int
+    code: str
+    message: str
+
+
+class CheckResult(TypedDict):
+    status: str  # ran | timeout | no_report | command_not_found
+    exit_code: int
+    seconds: float
+    tests: dict[str, TestResult]
+    findings: list[Finding]
+    log_tail: str
+    commands: list[str]
+
+
+class TestCommandError(Exception):
+    """The configured test command cannot be split into an argv."""
+
+
+def test_argv(test_command: str) -> list[str]:
+    try:
+        argv = shlex.split(test_command)
+    except ValueError as exc:
+        raise TestCommandError(f"test_command cannot be parsed: {exc}") from exc
+    if not argv:
+        raise TestCommandError("test_command is empty")
+    if is_pytest(argv):
+        argv = [*argv, *_PYTEST_OPTIONS]
+    return argv
+
+
+def is_pytest(argv: list[str]) -> bool:
+    first = Path(argv[0]).name
+    return first in {"pytest", "py.test"} or argv[1:3] == ["-m", "pytest"]
+
+
+def run_checks(
+    sandbox: Sandbox,
+    workspace: Path,
+    *,
+    test_command: str,
+    lint: bool,
+    types: bool,
+    readonly: list[str],
+    limits: Limits,
+) -> CheckResult:
+    """Run the tests and the enabled gates over one workspace; every run a fresh sandbox."""
+    outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-"))
+    try:
+        argv = test_argv(test_command)
+        run = sandbox.run(
+            argv,
+            workspace=workspace,
+            outputs=outputs,
+            readonly=readonly,
+            limits=limits,
+            env=TEST_ENV,
+        )
+        result = _test_result(argv, run, outputs / "junit.xml")
+        if lint:
+            lint_run = sandbox.run(
+                _RUFF, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits
+            )
+            result["findings"] += parse_ruff(lint_run.output)
+            result["commands"].append(shlex.join(_RUFF))
+        if types:
+            type_run = sandbox.run(
+                _MYPY, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits
+            )
+            result["findings"] += parse_mypy(type_run.output)
+            result["commands"].append(shlex.join(_MYPY))
+        return result
+    finally:
+        shutil.rmtree(outputs, ignore_errors=True)
+
+
+_RUFF = ["python", "-m", "ruff", "check", "--output-format=json", "--no-cache", "--exit-zero", "."]
+_MYPY = [
+    "python",
+    "-m",
+    "mypy",
+    "--no-incremental",
+    "--cache-dir=/dev/null",
+    "--show-error-codes",
+    "--no-color-output",
+    "--no-error-summary",
+    "--hide-error-context",
+    "--no-pretty",
+    ".",
+]
+
+
+def _test_result(argv: list[str], run: Completed, report: Path) -> CheckResult:
+    result = CheckResult(
+        status="ran",
+        exit_code=run.returncode,
+        seconds=round(run.seconds, 3),
+        tests={},
+        findings=[],
+        log_tail=run.tail(LOG_CAP),
+        commands=[shlex.join(argv)],
+    )
+    if run.timed_out:
+        result["status"] = "timeout"
+    elif run.returncode == 127 or "No module named pytest" in run.output[:2000]:
+        result["status"] = "command_not_found"
+    elif is_pytest(argv):
+        tests = parse_junit(report)
+        if tests is None:
+            result["status"] = "no_report"
+        else:
+            result["tests"] = tests
+    else:
+        # Not pytest: the whole command is the one test we can see.
+        outcome: Outcome = "passed" if run.returncode == 0 else "failed"
+        result["tests"] = {
+            f"command: {shlex.join(argv)}": TestResult(
+                outcome=outcome, message=f"exit code {run.returncode}", detail=run.tail(DETAIL_CAP)
+            )
+        }
+    return result
+
+
+def parse_junit(report: Path) -> dict[str, TestResult] | None:
+    """Per-test outcomes from a pytest JUnit report; None when it is missing or unreadable."""
+    try:
+        root = ET.fromstring(report.read_bytes())  # noqa: S314 - written by our own pytest run
+    except (OSError, ET.ParseError):
+        return None
+    tests: dict[str, TestResult] = {}
+    for case in root.iter("testcase"):
+        test_id = _test_id(case.get("classname", ""), case.get("name", ""))
+        tests[test_id] = _case_result(case)
+    return tests
+
+
+def _test_id(classname: str, name: str) -> str:
+    return f"{classname}::{name}" if classname else name
+
+
+def _case_result(case: ET.Element) -> TestResult:
+    for tag, outcome in (("failure", "failed"), ("error", "error")):
+        node = case.find(tag)
+        if node is not None:
+            return TestResult(
+                outcome=outcome,  # type: ignore[typeddict-item]
+                message=(node.get("message") or "")[:MESSAGE_CAP],
+                detail=_head_tail(node.text or "", DETAIL_CAP),
+            )
+    skipped = case.find("skipped")
+    if skipped is not None:
+        kind: Outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
+        return TestResult(
+            outcome=kind, message=(skipped.get("message") or "")[:MESSAGE_CAP], detail=""
+        )
+    return TestResult(outcome="passed", message="", detail="")
+
+
+def _head_tail(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    half = cap // 2
+    return f"{text[:half]}\n[... {len(text) - cap} characters elided ...]\n{text[-half:]}"
+
+
+def _relative(path: str) -> str:
+    return path.removeprefix(WORKSPACE + "/").removeprefix("./")
+
+
+def parse_ruff(output: str) -> list[Finding]:
+    start = output.find("[")
+    try:
+        items = json.loads(output[start:]) if start >= 0 else []
+    except json.JSONDecodeError:
+        return [
+            Finding(
+                tool="ruff",
+                path="",
+                line=0,
+                code="ruff-failed",
+                message=output.strip()[:MESSAGE_CAP],
+            )
+        ]
+    return [
+        Finding(
+            tool="ruff",
+            path=_relative(item.get("filename", "")),
+            line=int((item.get("location") or {}).get("row", 0)),
+            code=str(item.get("code") or "syntax"),
+            message=str(item.get("message", ""))[:MESSAGE_CAP],
+        )
+        for item in items
+    ]
+
+
+_MYPY_LINE = re.compile(
+    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:\d+:)? error: (?P<msg>.*?)"
+    r"(?:  \[(?P<code>[a-z0-9-]+)\])?$"
+)
+
+
+def parse_mypy(output: str) -> list[Finding]:
+    findings = []
+    for line in output.splitlines():
+        match = _MYPY_LINE.match(line)
+        if match:
+            findings.append(
+                Finding(
+                    tool="mypy",
+                    path=_relative(match["path"]),
+                    line=int(match["line"]),
+                    code=match["code"] or "error",
+                    message=match["msg"][:MESSAGE_CAP],
+                )
+            )
+    if not findings and "error:" in output and "No module named mypy" not in output:
+        findings.append(
+            Finding(
+                tool="mypy",
+                path="",
+                line=0,
+                code="mypy-failed",
+                message=output.strip()[:MESSAGE_CAP],
+            )
+        )
+    return findings
+
+
+def failing_tests(result: CheckResult) -> list[str]:
+    return sorted(t for t, r in result["tests"].items() if r["outcome"] in FAILING)

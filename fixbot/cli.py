@@ -1,0 +1,176 @@
+"""The one composition root: argv + environment -> real clients -> a run -> an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Mapping, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from fixbot import __version__, log, proc, report
+from fixbot.config import load_config
+from fixbot.errors import FixbotError, SandboxUnavailable, UsageError
+from fixbot.llm import OpenAIModel
+from fixbot.sandbox import Sandbox
+from fixbot.sandbox.bwrap import BwrapSandbox
+from fixbot.session import FixRequest, run_fix
+from fixbot.snapshot import find_root, pin_commit
+
+STATE_DIR = ".fixbot"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse exits 2 on usage errors; keep that, say why
+        self.print_usage(sys.stderr)
+        self.exit(report.EXIT_USAGE, f"fixbot: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="fixbot", description="Fix failing builds, verified in a sandbox.")
+    parser.add_argument("--version", action="version", version=f"fixbot {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    fix = commands.add_parser("fix", help="fix the failing checks of a local git repository")
+    fix.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    fix.add_argument("--config", type=Path, help="config file (default: PATH/.fixbot.yml)")
+    fix.add_argument("--model", help="model name (else $FIXBOT_MODEL, else config)")
+    fix.add_argument(
+        "--base-url",
+        help="OpenAI-compatible endpoint (else $OPENAI_BASE_URL, else config, else api.openai.com)",
+    )
+    fix.add_argument("--max-iterations", type=int, help="attempts before escalating")
+    fix.add_argument("--sandbox", choices=["auto", "docker", "bwrap"], help="sandbox backend")
+    fix.add_argument("--out", type=Path, help="output folder (default: PATH/.fixbot/out)")
+    fix.add_argument(
+        "--apply",
+        action="store_true",
+        help="apply the verified fix to the working tree (never otherwise)",
+    )
+    fix.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    fix.add_argument(
+        "--fresh", action="store_true", help="start a new run instead of resuming the recorded one"
+    )
+    fix.add_argument("--hint", default="", help="a hint for the model")
+    fix.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    env = os.environ if environ is None else environ
+    secrets = [env[k] for k in ("OPENAI_API_KEY", "GITHUB_TOKEN") if env.get(k)]
+    log.configure(fmt=args.log_format, secrets=secrets)
+    return _fix(args, env)
+
+
+def _overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, object]:
+    overrides: dict[str, object] = {}
+    model = args.model or env.get("FIXBOT_MODEL")
+    base_url = args.base_url or env.get("OPENAI_BASE_URL")
+    for key, value in (
+        ("model", model),
+        ("base_url", base_url),
+        ("max_iterations", args.max_iterations),
+        ("sandbox.backend", args.sandbox),
+    ):
+        if value is not None and value != "":
+            overrides[key] = value
+    return overrides
+
+
+def choose_sandbox(backend: str) -> Sandbox:
+    if backend == "docker":
+        raise SandboxUnavailable(
+            "the docker backend is not available in this version of fixbot; use --sandbox bwrap"
+        )
+    return BwrapSandbox()
+
+
+def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    logger = log.get()
+    repo = Path(args.path).resolve()
+    out: Path | None = args.out.resolve() if args.out else None
+    facts: dict[str, Any] = {"repo": str(repo)}
+    try:
+        root = find_root(repo)
+        facts.update(repo=str(root))
+        out = out or root / STATE_DIR / "out"
+        commit = pin_commit(root)
+        facts.update(commit=commit)
+        config = load_config(root, config_file=args.config, overrides=_overrides(args, env))
+        if not config.model:
+            raise UsageError(
+                "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
+            )
+        sandbox = choose_sandbox(config.sandbox.backend)
+        request = FixRequest(
+            repo=root,
+            commit=commit,
+            config=config,
+            model_name=config.model,
+            base_url=config.base_url,
+            hint=args.hint,
+            fresh=args.fresh,
+        )
+        state_dir = root / STATE_DIR
+        state_dir.mkdir(exist_ok=True)
+        with (
+            closing(sqlite3.connect(state_dir / "state.db", check_same_thread=False)) as db,
+            OpenAIModel(
+                model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
+            ) as model,
+        ):
+            result = run_fix(
+                request,
+                model=model,
+                sandbox=sandbox,
+                checkpointer=SqliteSaver(db),
+                observe=lambda node, update: _observe(logger, node, update),
+            )
+        if args.apply and result.status == "fixed":
+            _apply(root, commit, result.diff)
+    except FixbotError as exc:
+        logger.error("run_failed", error=str(exc), kind=type(exc).__name__)
+        result = report.error_result(exc, **facts)
+    if out is not None:
+        paths = report.write_outputs(result, out)
+        logger.info("outputs_written", files=[str(p) for p in paths])
+    logger.info(
+        "run_finished",
+        status=result.status,
+        reason=result.reason,
+        thread_id=result.thread_id,
+        exit_code=result.exit_code,
+    )
+    if args.json:
+        sys.stdout.write(json.dumps(result.summary(), sort_keys=True) + "\n")
+    return result.exit_code
+
+
+def _observe(logger: Any, node: str, update: dict[str, Any]) -> None:
+    if node == "resumed":
+        logger.info("resumed", **update)
+        return
+    fields: dict[str, Any] = {"node": node}
+    for key in ("attempt", "verdict", "status", "tokens_used", "thread_id", "next", "reason"):
+        if key in update:
+            fields[key] = update[key]
+    if node == "judge" and update.get("attempts"):
+        last = update["attempts"][-1]
+        fields.update(attempt=last["number"], problems=last["problems"][:3])
+    logger.info("node", **fields)
+
+
+def _apply(root: Path, commit: str, diff_text: str) -> None:
+    head = pin_commit(root)
+    if head != commit:
+        raise UsageError(f"--apply: HEAD moved from {commit[:12]} to {head[:12]}; not applying")
+    proc.check(
+        ["git", "-C", str(root), "apply", "--whitespace=nowarn", "-"], stdin_data=diff_text.encode()
+    )

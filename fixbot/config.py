@@ -1,0 +1,267 @@
+""".fixbot.yml + command-line overrides -> a frozen, validated `Config`.
+
+Precedence: command line > file > defaults. `protected_paths` is the exception: every layer
+ADDS globs to `DEFAULT_PROTECTED_PATHS`, so nothing can unprotect the tests.
+
+The rules live once, on the dataclass fields (type hints, plus JSON Schema bounds as field
+metadata); `fixbot/schema/fixbot.schema.json` states the same rules for editors, and
+tests/test_config.py holds the two to agreement.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import operator
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from importlib import resources
+from pathlib import Path
+from types import UnionType
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+import yaml
+
+from fixbot.errors import ConfigError
+
+DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
+    "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "conftest.py",
+    "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py",
+    ".github/**", ".fixbot.yml",
+)  # fmt: skip
+CONFIG_FILE = ".fixbot.yml"
+COMMAND_LINE = "command line"  # the `file` named in errors about overrides
+
+
+def _bounded(default: float, **bounds: float) -> Any:
+    """A field whose value must lie within JSON Schema-style `bounds` (minimum, maximum, ...)."""
+    return field(default=default, metadata=bounds)
+
+
+@dataclass(frozen=True)
+class Gates:
+    lint: bool = True  # ruff
+    types: bool = True  # mypy
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    backend: Literal["auto", "docker", "bwrap"] = "auto"
+    timeout_seconds: int = _bounded(300, minimum=1, maximum=86400)
+    memory_mb: int = _bounded(2048, minimum=64)
+    cpus: float = _bounded(2.0, exclusiveMinimum=0)
+
+
+@dataclass(frozen=True)
+class Budget:
+    tokens: int = _bounded(200_000, minimum=1)
+    wall_clock_seconds: int = _bounded(1800, minimum=1)
+
+
+@dataclass(frozen=True)
+class Config:
+    test_command: str = field(default="python -m pytest", metadata={"shell_words": True})
+    setup_command: str | None = None
+    protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
+    gates: Gates = Gates()
+    max_iterations: int = _bounded(4, minimum=1, maximum=50)
+    model: str | None = None
+    base_url: str | None = None
+    sandbox: SandboxSettings = SandboxSettings()
+    budget: Budget = Budget()
+    source: str | None = field(default=None, metadata={"internal": True})
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready settings. Leaves out `source`, so equal settings give equal thread ids."""
+        data = asdict(self)
+        del data["source"]
+        data["protected_paths"] = list(self.protected_paths)
+        return data
+
+
+def load_config(
+    repo: Path, *, config_file: Path | None = None, overrides: Mapping[str, object] | None = None
+) -> Config:
+    """Read `config_file` (default: repo/.fixbot.yml, if present), apply `overrides`, validate.
+
+    `overrides` maps dotted keys (`"sandbox.backend"`) to already-typed values; they obey the
+    same rules as the file. Raises ConfigError naming the dotted key and the file.
+    """
+    path = config_file if config_file is not None else repo / CONFIG_FILE
+    source = str(path) if config_file is not None or path.exists() else None
+    layers = [] if source is None else [_parse_section(Config, _read_yaml(path), "", source)]
+    if overrides:
+        layers.append(_parse_section(Config, _nest(overrides), "", COMMAND_LINE))
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = _merge(merged, layer)
+    extra = [glob for layer in layers for glob in layer.get("protected_paths", ())]
+    merged["protected_paths"] = tuple(dict.fromkeys((*DEFAULT_PROTECTED_PATHS, *extra)))
+    config: Config = _construct(Config, {**merged, "source": source})
+    return config
+
+
+def config_schema() -> dict[str, object]:
+    """The JSON Schema (draft 2020-12) for .fixbot.yml shipped with the package."""
+    schema_file = resources.files("fixbot").joinpath("schema/fixbot.schema.json")
+    schema: dict[str, object] = json.loads(schema_file.read_text(encoding="utf-8"))
+    return schema
+
+
+class _NoDuplicateKeysLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a repeated key instead of silently keeping the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
+                    )
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)
+
+
+def _read_yaml(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file: {exc}", file=str(path)) from None
+    try:
+        data = yaml.load(text, Loader=_NoDuplicateKeysLoader)  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise ConfigError(f"invalid YAML{where}: {problem}", file=str(path)) from None
+    return {} if data is None else data  # an empty or all-comment file means defaults
+
+
+def _nest(overrides: Mapping[str, object]) -> dict[str, Any]:
+    """{"sandbox.backend": "bwrap"} -> {"sandbox": {"backend": "bwrap"}}."""
+    tree: dict[str, Any] = {}
+    for dotted, value in overrides.items():
+        *parents, leaf = dotted.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError("conflicts with another override", key=dotted, file=COMMAND_LINE)
+        if leaf in node:
+            raise ConfigError("conflicts with another override", key=dotted, file=COMMAND_LINE)
+        node[leaf] = dict(value) if isinstance(value, Mapping) else value
+    return tree
+
+
+def _parse_section(cls: type, data: object, prefix: str, source: str) -> dict[str, Any]:
+    """Validate a (partial) mapping for dataclass `cls`; returns the converted values."""
+    if not isinstance(data, dict):
+        where = prefix.rstrip(".") or None
+        message = f"expected a mapping of keys to values, got {_kind(data)}"
+        raise ConfigError(message, key=where, file=source)
+    known = {f.name: f for f in fields(cls) if not f.metadata.get("internal")}
+    hints = get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        if name not in known:
+            close = difflib.get_close_matches(str(name), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            message = f"unknown key{hint}; allowed keys: {', '.join(known)}"
+            raise ConfigError(message, key=key, file=source)
+        if is_dataclass(hints[name]):
+            values[name] = _parse_section(hints[name], value, f"{key}.", source)
+            continue
+        try:
+            values[name] = _coerce(hints[name], value, known[name].metadata)
+        except ValueError as exc:
+            raise ConfigError(str(exc), key=key, file=source) from None
+    return values
+
+
+def _coerce(hint: Any, value: object, rules: Mapping[str, Any]) -> object:
+    """Check `value` against a field's type and rules; raise ValueError saying what is wrong."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is UnionType:  # only `X | None` occurs
+        return None if value is None else _coerce(args[0], value, rules)
+    if origin is Literal:
+        if isinstance(value, str) and value in args:
+            return value
+        raise ValueError(f"must be one of {', '.join(map(repr, args))}, got {value!r}")
+    if origin is tuple:  # tuple[str, ...], written as a YAML list
+        if not isinstance(value, list):
+            raise ValueError(f"expected a list of strings, got {_kind(value)}")
+        for number, item in enumerate(value, 1):
+            if not isinstance(item, str) or not item:
+                raise ValueError(f"item {number} must be a non-empty string, got {item!r}")
+        return tuple(value)
+    scalar = _scalar(hint, value)
+    _check_bounds(scalar, rules)
+    if rules.get("shell_words"):
+        _check_shell_words(str(scalar))
+    return scalar
+
+
+def _check_shell_words(command: str) -> None:
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise ValueError(f"cannot be split into words like a shell command: {exc}") from None
+    if not words:
+        raise ValueError("must be a command, got only whitespace")
+
+
+def _scalar(hint: type, value: object) -> object:
+    if isinstance(value, bool) and hint is not bool:
+        pass  # bool is a subclass of int, but `true` is not a number
+    elif hint is float and isinstance(value, int | float):
+        if math.isfinite(value):
+            return float(value)
+        raise ValueError(f"must be a finite number, got {value}")
+    elif hint is int and isinstance(value, float) and value.is_integer():
+        return int(value)  # JSON Schema counts 2.0 as an integer; agree with it
+    elif isinstance(value, hint):
+        return value
+    raise ValueError(f"expected {_KINDS[hint]}, got {_kind(value)}")
+
+
+def _check_bounds(value: Any, rules: Mapping[str, Any]) -> None:
+    limits = {name: rules[name] for name in _BOUNDS if name in rules}
+    if not all(_BOUNDS[name][1](value, limit) for name, limit in limits.items()):
+        wanted = " and ".join(f"{_BOUNDS[name][0]} {limit}" for name, limit in limits.items())
+        raise ValueError(f"must be {wanted}, got {value}")
+
+
+_BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
+    "minimum": (">=", operator.ge),
+    "maximum": ("<=", operator.le),
+    "exclusiveMinimum": (">", operator.gt),
+}
+_KINDS: dict[type, str] = {
+    bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+    list: "a list", dict: "a mapping", type(None): "null",
+}  # fmt: skip
+
+
+def _kind(value: object) -> str:
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        merged[key] = _merge(merged.get(key, {}), value) if isinstance(value, dict) else value
+    return merged
+
+
+def _construct(cls: Any, values: Mapping[str, Any]) -> Any:
+    hints = get_type_hints(cls)
+    return cls(
+        **{
+            name: _construct(hints[name], v) if isinstance(v, dict) else v
+            for name, v in values.items()
+        }
+    )

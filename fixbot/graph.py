@@ -1,0 +1,83 @@
+"""The fix loop as a LangGraph StateGraph, the pure routers, and build_graph().
+
+START -> baseline -> generate -> apply -> check -> judge -> verify -> finalize -> END
+             |           ^          |                 |        |
+             |           |          +--(rejected)---->+        +--(fails again)--> escalate
+             |           +------------ reflect <------+ (fail, budget left)          |
+             +--> END (already passing)               +--(budget spent)--> escalate -> END
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from fixbot import nodes
+from fixbot.nodes import Deps
+from fixbot.state import FixState, StateError
+
+Route = Literal["verify", "reflect", "escalate"]
+STEPS_PER_ATTEMPT = 5  # generate, apply, check, judge, reflect
+
+
+def route(state: FixState, now: float) -> Route:
+    """After judging an attempt: a real pass is verified; otherwise retry while budget is left."""
+    verdict = state["verdict"]
+    if verdict == "pass":
+        return "verify"
+    if verdict not in ("fail", "rejected"):
+        raise StateError(f"route() reached with verdict {verdict!r}")
+    if state["attempt"] >= state["max_iterations"]:
+        return "escalate"
+    if state["tokens_used"] >= state["token_budget"] or now >= state["deadline"]:
+        return "escalate"
+    return "reflect"
+
+
+def after_baseline(state: FixState) -> Literal["generate", "__end__"]:
+    return "__end__" if state["status"] == "already_passing" else "generate"
+
+
+def after_apply(state: FixState) -> Literal["check", "judge"]:
+    return "check" if state["verdict"] == "applied" else "judge"
+
+
+def after_verify(state: FixState) -> Literal["finalize", "escalate"]:
+    return "finalize" if state["verdict"] == "pass" else "escalate"
+
+
+def recursion_limit(max_iterations: int) -> int:
+    """Backstop only: the router ends the run long before this many steps."""
+    return STEPS_PER_ATTEMPT * max_iterations + 10
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> CompiledStateGraph[FixState, Deps, FixState, FixState]:
+    graph = StateGraph(FixState, context_schema=Deps)
+    graph.add_node("baseline", nodes.baseline)
+    graph.add_node("generate", nodes.generate)
+    graph.add_node("apply", nodes.apply)
+    graph.add_node("check", nodes.check)
+    graph.add_node("judge", nodes.judge)
+    graph.add_node("reflect", nodes.reflect)
+    graph.add_node("verify", nodes.verify)
+    graph.add_node("finalize", nodes.finalize)
+    graph.add_node("escalate", nodes.escalate)
+    graph.add_edge(START, "baseline")
+    graph.add_conditional_edges("baseline", after_baseline)
+    graph.add_edge("generate", "apply")
+    graph.add_conditional_edges("apply", after_apply)
+    graph.add_edge("check", "judge")
+    graph.add_conditional_edges("judge", lambda state: route(state, clock()))
+    graph.add_edge("reflect", "generate")
+    graph.add_conditional_edges("verify", after_verify)
+    graph.add_edge("finalize", END)
+    graph.add_edge("escalate", END)
+    return graph.compile(checkpointer=checkpointer)

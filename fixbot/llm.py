@@ -1,0 +1,200 @@
+"""The model seam: a small `Model` protocol and its OpenAI-compatible implementation.
+
+This is the only module that imports `openai`. The SDK's own retries are switched off so that
+the retry policy is ours and pinned: 429, 5xx, connection errors and timeouts are retried with
+exponential backoff (or the server's `Retry-After`); any other 4xx fails at once. Every failure
+that reaches the caller is a `ModelUnreachable`, and no message or repr ever carries the API key.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol, cast
+
+import openai
+import structlog
+from openai.types.chat import ChatCompletion
+
+from fixbot.errors import ModelUnreachable
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Local OpenAI-compatible servers accept any key, but the SDK refuses to start without one.
+PLACEHOLDER_API_KEY = "not-needed"
+MAX_BACKOFF_SECONDS = 30.0
+MAX_RETRY_AFTER_SECONDS = 60.0
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    model: str  # the model name the server reports (fallback: the requested one)
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool  # True when the token counts are local estimates, not the server's
+
+
+class Model(Protocol):
+    name: str
+
+    def complete(
+        self, messages: Sequence[Mapping[str, str]], *, temperature: float | None = None
+    ) -> Reply: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough count (four characters a token) for servers that report no usage."""
+    return math.ceil(len(text) / 4)
+
+
+def backoff_delay(retry: int, *, backoff_seconds: float, retry_after: float | None) -> float:
+    """Seconds to wait before retry number `retry` (0-based)."""
+    if retry_after is not None:
+        return min(retry_after, MAX_RETRY_AFTER_SECONDS)
+    return min(backoff_seconds * 2.0**retry, MAX_BACKOFF_SECONDS)
+
+
+class OpenAIModel:
+    """A `Model` served by any OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        base_url: str | None,
+        timeout_seconds: float = 120.0,
+        max_retries: int = 4,
+        backoff_seconds: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.name = model
+        # Explicit, so the SDK never falls back to OPENAI_BASE_URL behind the composition root.
+        self.base_url = base_url or DEFAULT_BASE_URL
+        self.timeout_seconds = timeout_seconds
+        self.max_retries = max_retries
+        self.backoff_seconds = backoff_seconds
+        self._sleep = sleep
+        self._secret = api_key or ""
+        self._client = openai.OpenAI(
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            base_url=self.base_url,
+            timeout=timeout_seconds,
+            max_retries=0,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel(model={self.name!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> OpenAIModel:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def complete(
+        self, messages: Sequence[Mapping[str, str]], *, temperature: float | None = None
+    ) -> Reply:
+        completion = self._create_with_retries(messages, temperature)
+        # Without strict validation the SDK hands back whatever a lax server sent.
+        if not isinstance(completion, ChatCompletion) or not completion.choices:
+            raise ModelUnreachable(
+                f"model endpoint {self.base_url} gave an unusable reply: no chat completion choices"
+            )
+        text = completion.choices[0].message.content or ""
+        model = completion.model or self.name
+        usage = completion.usage
+        if usage is not None:
+            return Reply(text, model, usage.prompt_tokens, usage.completion_tokens, estimated=False)
+        prompt = "".join(message.get("content", "") for message in messages)
+        return Reply(text, model, estimate_tokens(prompt), estimate_tokens(text), estimated=True)
+
+    def _create_with_retries(
+        self, messages: Sequence[Mapping[str, str]], temperature: float | None
+    ) -> ChatCompletion:
+        payload = cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages])
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                return self._client.chat.completions.create(
+                    model=self.name,
+                    messages=payload,
+                    temperature=openai.omit if temperature is None else temperature,
+                )
+            except openai.APIStatusError as err:
+                if not _is_retryable_status(err.status_code):
+                    raise ModelUnreachable(
+                        f"model endpoint {self.base_url} refused the request: {self._describe(err)}"
+                    ) from None
+                last_error: openai.APIError = err
+                retry_after = _retry_after_seconds(err.response.headers.get("retry-after"))
+            except openai.APIConnectionError as err:  # includes APITimeoutError
+                last_error, retry_after = err, None
+            except openai.APIError as err:  # a reply the SDK could not make sense of
+                raise ModelUnreachable(
+                    f"model endpoint {self.base_url} gave an unusable reply: {self._describe(err)}"
+                ) from None
+            if attempt + 1 < attempts:
+                delay = backoff_delay(
+                    attempt, backoff_seconds=self.backoff_seconds, retry_after=retry_after
+                )
+                log.warning(
+                    "model_retry",
+                    endpoint=self.base_url,
+                    attempt=attempt + 1,
+                    of=attempts,
+                    delay_seconds=delay,
+                    error=self._describe(last_error),
+                )
+                self._sleep(delay)
+        raise ModelUnreachable(
+            f"model endpoint {self.base_url} failed after {attempts} attempt(s); "
+            f"last error: {self._describe(last_error)}"
+        )
+
+    def _describe(self, err: openai.APIError) -> str:
+        """One line about `err`, with the API key scrubbed in case a server echoed it."""
+        if isinstance(err, openai.APIStatusError):
+            body = err.body
+            message = body.get("message") if isinstance(body, Mapping) else None
+            text = f"HTTP {err.status_code}: {message if isinstance(message, str) else err.message}"
+        elif isinstance(err, openai.APITimeoutError):
+            text = f"timed out after {self.timeout_seconds:g} s"
+        elif isinstance(err, openai.APIConnectionError) and err.__cause__ is not None:
+            text = f"connection error: {err.__cause__}"
+        else:
+            text = err.message
+        return text.replace(self._secret, "[redacted]") if self._secret else text
+
+
+def _is_retryable_status(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def _retry_after_seconds(header: str | None) -> float | None:
+    """`Retry-After` in seconds; the HTTP-date form and nonsense are ignored."""
+    if header is None:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None

@@ -1,0 +1,63 @@
+"""structlog, set up once by cli.py: stderr only, human-readable on a terminal, JSON lines
+otherwise; every value that equals or contains a registered secret is redacted."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable, MutableMapping
+from typing import Any, Literal, TextIO
+
+import structlog
+
+LogFormat = Literal["auto", "human", "json"]
+REDACTED = "[redacted]"
+
+
+class _Redactor:
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = [s for s in secrets if len(s) >= 4]
+
+    def scrub(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for secret in self.secrets:
+                value = value.replace(secret, REDACTED)
+            return value
+        if isinstance(value, dict):
+            return {k: self.scrub(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.scrub(v) for v in value]
+        return value
+
+    def __call__(
+        self, logger: Any, method: str, event: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        return {key: self.scrub(value) for key, value in event.items()}
+
+
+def configure(
+    *, fmt: LogFormat = "auto", secrets: Iterable[str] = (), stream: TextIO | None = None
+) -> None:
+    stream = stream or sys.stderr
+    human = fmt == "human" or (fmt == "auto" and stream.isatty())
+    renderer: Any = (
+        structlog.dev.ConsoleRenderer(colors=False)
+        if human
+        else structlog.processors.JSONRenderer()
+    )
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            _Redactor(secrets),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        cache_logger_on_first_use=False,
+    )
+
+
+def get(name: str = "fixbot") -> Any:
+    return structlog.get_logger(name)

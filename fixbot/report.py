@@ -1,0 +1,202 @@
+"""A run's result as data (FixResult), its files on disk, and the one mapping to exit codes.
+
+Exit codes:
+    0  fixed, or already passing
+    1  not fixed: escalated (attempts or budget spent, every candidate rejected)
+    2  usage or configuration error
+    3  environment error: no sandbox, model unreachable, not a git repository, dirty tree, ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fixbot import __version__
+from fixbot.errors import UsageError
+from fixbot.state import Attempt, FixState
+
+EXIT_OK = 0
+EXIT_NOT_FIXED = 1
+EXIT_USAGE = 2
+EXIT_ENVIRONMENT = 3
+
+_EXIT_BY_STATUS = {"fixed": EXIT_OK, "already_passing": EXIT_OK, "escalated": EXIT_NOT_FIXED}
+
+
+def exit_code(status: str, error_kind: str = "") -> int:
+    """The one mapping from a run's outcome to the process exit code."""
+    if status == "error":
+        return EXIT_USAGE if error_kind == "usage" else EXIT_ENVIRONMENT
+    return _EXIT_BY_STATUS[status]
+
+
+def error_kind(error: BaseException) -> str:
+    return "usage" if isinstance(error, UsageError) else "environment"
+
+
+@dataclass(frozen=True)
+class FixResult:
+    status: str  # fixed | already_passing | escalated | error
+    reason: str
+    error_kind: str = ""  # usage | environment, when status is error
+    thread_id: str = ""
+    repo: str = ""
+    commit: str = ""
+    sandbox: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    manifest_sha256: str = ""
+    protected: list[str] = field(default_factory=list)
+    baseline: Mapping[str, Any] | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    verification: Mapping[str, Any] | None = None
+    diff: str = ""
+    tokens: Mapping[str, int] = field(default_factory=dict)
+    version: str = __version__
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.status, self.error_kind)
+
+    @property
+    def diff_sha256(self) -> str:
+        return hashlib.sha256(self.diff.encode()).hexdigest() if self.diff else ""
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["diff_sha256"] = self.diff_sha256
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> FixResult:
+        data = json.loads(text)
+        data.pop("diff_sha256", None)
+        return cls(**data)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "thread_id": self.thread_id,
+            "commit": self.commit,
+            "attempts": len(self.attempts),
+            "tokens": dict(self.tokens),
+            "exit_code": self.exit_code,
+        }
+
+
+def from_state(state: FixState, **facts: Any) -> FixResult:
+    attempts = state["attempts"]
+    tokens = {
+        "prompt": sum(a["prompt_tokens"] for a in attempts),
+        "completion": sum(a["completion_tokens"] for a in attempts),
+    }
+    tokens["total"] = tokens["prompt"] + tokens["completion"]
+    return FixResult(
+        status=state["status"],
+        reason=state["reason"],
+        thread_id=state["thread_id"],
+        commit=state["commit"],
+        baseline=state["baseline"],
+        attempts=list(attempts),
+        verification=state["verification"],
+        diff=state["final_diff"] if state["status"] == "fixed" else "",
+        tokens=tokens,
+        **facts,
+    )
+
+
+def error_result(error: BaseException, **facts: Any) -> FixResult:
+    return FixResult(status="error", reason=str(error), error_kind=error_kind(error), **facts)
+
+
+def write_outputs(result: FixResult, out: Path) -> list[Path]:
+    """evidence.json, report.md and (only when fixed) fix.diff, each written atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [
+        _write_atomic(out / "evidence.json", result.to_json()),
+        _write_atomic(out / "report.md", render_markdown(result)),
+    ]
+    stale = out / "fix.diff"
+    if result.status == "fixed":
+        written.append(_write_atomic(stale, result.diff))
+    elif stale.exists():
+        stale.unlink()
+    return written
+
+
+def _write_atomic(path: Path, text: str) -> Path:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+    return path
+
+
+_HEADLINES = {
+    "fixed": "fixbot fixed the failing checks",
+    "already_passing": "The checks already pass: nothing to fix",
+    "escalated": "fixbot could not fix the failing checks: a human is needed",
+    "error": "fixbot could not run",
+}
+
+
+def _cell(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_markdown(result: FixResult) -> str:
+    lines = [f"## {_HEADLINES[result.status]}", "", f"**Status:** `{result.status}`  "]
+    lines += [f"**Why:** {_cell(result.reason, 500)}  "]
+    if result.commit:
+        lines += [f"**Commit:** `{result.commit}`  ", f"**Sandbox:** {result.sandbox}  "]
+        lines += [f"**Thread:** `{result.thread_id}`", ""]
+    lines += _tests_table(result)
+    if result.attempts:
+        lines += ["", "### Attempts", "", "| # | model | tokens | verdict | problems |"]
+        lines += ["|---|---|---|---|---|"]
+        for a in result.attempts:
+            problems = "; ".join(a["problems"][:3]) or "-"
+            tokens = a["prompt_tokens"] + a["completion_tokens"]
+            lines.append(
+                f"| {a['number']} | {_cell(a['model'], 40)} | {tokens} | "
+                f"{a['verdict']} | {_cell(problems)} |"
+            )
+    if result.diff:
+        lines += ["", "### The change", "", "```diff", result.diff.rstrip("\n"), "```"]
+        lines += ["", f"SHA-256 of the diff: `{result.diff_sha256}`"]
+    if result.tokens:
+        lines += [
+            "",
+            f"Tokens: {result.tokens.get('total', 0)} "
+            f"(prompt {result.tokens.get('prompt', 0)}, "
+            f"completion {result.tokens.get('completion', 0)})",
+        ]
+    if result.manifest_sha256:
+        lines += [
+            f"Protected files: {len(result.protected)}, manifest SHA-256 `{result.manifest_sha256}`"
+        ]
+    lines += ["", f"<sub>fixbot {result.version}</sub>", ""]
+    return "\n".join(lines)
+
+
+def _tests_table(result: FixResult) -> list[str]:
+    if not result.baseline:
+        return []
+    before = result.baseline.get("tests", {})
+    failing = sorted(t for t, r in before.items() if r["outcome"] in ("failed", "error"))
+    if not failing:
+        return []
+    after: Mapping[str, Any] = (result.verification or {}).get("tests", {})
+    rows = ["### Originally failing tests", "", "| test | before | after |", "|---|---|---|"]
+    for test in failing:
+        now = after.get(test, {}).get("outcome", "-")
+        rows.append(f"| `{_cell(test, 100)}` | {before[test]['outcome']} | {now} |")
+    return rows

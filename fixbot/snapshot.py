@@ -1,0 +1,154 @@
+"""The pinned commit, the manifest of protected files, and fresh copies of the tree for each check.
+
+The snapshot is the committed tree at HEAD, exported once (git archive) into a pristine folder
+outside the user's repository; every check gets its own copy of it. Uncommitted changes to
+tracked files are refused: fixbot fixes commits, and a dirty tree is not one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tarfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from fixbot import proc
+from fixbot.errors import DirtyWorktree, NotAGitRepo
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    repo: Path  # the user's repository (never written, except its .fixbot/ folder)
+    commit: str
+    tree: Path  # pristine export of the commit
+    manifest: Mapping[str, str]  # protected path -> sha256
+
+    @property
+    def protected(self) -> tuple[str, ...]:
+        return tuple(sorted(self.manifest))
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def is_protected(path: str, globs: Iterable[str]) -> bool:
+    """Whether a repo-relative posix path matches any protected glob (`**` spans folders)."""
+    return any(_glob_regex(glob).match(path) for glob in globs)
+
+
+def _git(repo: Path, *args: str) -> str:
+    return proc.check(["git", "-C", str(repo), *args], timeout=120).output.strip()
+
+
+def find_root(repo: Path) -> Path:
+    """The top folder of the git repository that holds `repo`."""
+    if not repo.is_dir():
+        raise NotAGitRepo(f"{repo} is not a directory")
+    top = proc.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel"], timeout=60)
+    if top.returncode != 0:
+        raise NotAGitRepo(f"{repo} is not a git repository (git rev-parse failed)")
+    return Path(top.output.strip())
+
+
+def pin_commit(root: Path) -> str:
+    """The HEAD commit of the repository at `root`; refuses a dirty tracked tree."""
+    head = proc.run(["git", "-C", str(root), "rev-parse", "--verify", "HEAD^{commit}"], timeout=60)
+    if head.returncode != 0:
+        raise NotAGitRepo(f"{root} has no commits yet: commit the code fixbot should fix")
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    if dirty:
+        files = ", ".join(line[3:] for line in dirty.splitlines()[:5])
+        raise DirtyWorktree(
+            f"{root} has uncommitted changes ({files}); commit or stash them: "
+            "fixbot fixes a commit and never touches your working tree"
+        )
+    return head.output.strip()
+
+
+def take_snapshot(repo: Path, globs: Iterable[str], workdir: Path, commit: str) -> Snapshot:
+    """Export `commit` of `repo` into workdir/tree and record the protected-file manifest."""
+    archive = workdir / "snapshot.tar"
+    proc.check(["git", "-C", str(repo), "archive", "--format=tar", "-o", str(archive), commit])
+    tree = workdir / "tree"
+    tree.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter="data")
+    archive.unlink()
+    globs = tuple(globs)
+    manifest = {rel: _sha256(tree / rel) for rel in _files(tree) if is_protected(rel, globs)}
+    return Snapshot(repo=repo, commit=commit, tree=tree, manifest=manifest)
+
+
+def fresh_copy(snapshot: Snapshot, dest: Path) -> Path:
+    """A new copy of the pristine tree at dest (which must not exist)."""
+    shutil.copytree(snapshot.tree, dest, symlinks=True)
+    return dest
+
+
+def restore_protected(snapshot: Snapshot, workspace: Path) -> None:
+    """Put every protected file back as the snapshot has it, whatever happened to it."""
+    for rel in snapshot.manifest:
+        target = workspace / rel
+        if target.is_symlink() or target.exists():
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(snapshot.tree / rel, target, follow_symlinks=False)
+
+
+def manifest_mismatches(snapshot: Snapshot, workspace: Path) -> list[str]:
+    """Protected files whose content differs from the manifest (or that are gone)."""
+    bad = []
+    for rel, digest in sorted(snapshot.manifest.items()):
+        path = workspace / rel
+        if path.is_symlink() or not path.is_file() or _sha256(path) != digest:
+            bad.append(rel)
+    return bad
+
+
+def manifest_digest(manifest: Mapping[str, str]) -> str:
+    lines = "".join(f"{digest}  {rel}\n" for rel, digest in sorted(manifest.items()))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(
+        p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink()
+    )
+
+
+def _sha256(path: Path) -> str:
+    if path.is_symlink():
+        return hashlib.sha256(b"symlink:" + str(path.readlink()).encode()).hexdigest()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def repo_files(snapshot: Snapshot) -> list[str]:
+    """Every file of the snapshot, repo-relative, sorted."""
+    return _files(snapshot.tree)

@@ -1,0 +1,115 @@
+"""The graph's state: plain, serialisable data, with one agreed initial value per routing field.
+
+`initial_state` is the only way a run's state comes into being; `validate` runs at graph entry
+(and on resume) and fails loudly on a missing or ill-typed field instead of letting a router
+fall back to a default that disagrees with the initial state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict
+
+from fixbot.checks import CheckResult
+
+Verdict = Literal["none", "applied", "rejected", "pass", "fail"]
+Status = Literal["running", "fixed", "already_passing", "escalated"]
+VERDICTS: frozenset[str] = frozenset({"none", "applied", "rejected", "pass", "fail"})
+STATUSES: frozenset[str] = frozenset({"running", "fixed", "already_passing", "escalated"})
+REPLY_CAP = 20_000
+
+
+class StateError(RuntimeError):
+    """The graph state is missing a field or holds one of the wrong type: a bug, never data."""
+
+
+class Attempt(TypedDict):
+    number: int
+    model: str
+    reply: str
+    prompt_tokens: int
+    completion_tokens: int
+    diff: str  # canonical diff of what was applied; "" when nothing applied
+    verdict: Verdict
+    problems: list[str]
+    check: CheckResult | None
+
+
+class FixState(TypedDict):
+    thread_id: str
+    commit: str
+    manifest: dict[str, str]
+    baseline: CheckResult | None
+    # Routing fields: the router reads exactly these.
+    attempt: int  # generate calls so far
+    max_iterations: int
+    tokens_used: int
+    token_budget: int
+    deadline: float  # epoch seconds
+    verdict: Verdict  # of the attempt in flight
+    status: Status
+    # Records.
+    current: Attempt | None
+    attempts: list[Attempt]
+    feedback: str
+    reason: str
+    final_diff: str
+    verification: CheckResult | None
+
+
+ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
+    "attempt": int,
+    "max_iterations": int,
+    "tokens_used": int,
+    "token_budget": int,
+    "deadline": (int, float),
+    "verdict": str,
+    "status": str,
+}
+
+
+def initial_state(
+    *,
+    thread_id: str,
+    commit: str,
+    manifest: Mapping[str, str],
+    max_iterations: int,
+    token_budget: int,
+    deadline: float,
+) -> FixState:
+    return FixState(
+        thread_id=thread_id,
+        commit=commit,
+        manifest=dict(manifest),
+        baseline=None,
+        attempt=0,
+        max_iterations=max_iterations,
+        tokens_used=0,
+        token_budget=token_budget,
+        deadline=deadline,
+        verdict="none",
+        status="running",
+        current=None,
+        attempts=[],
+        feedback="",
+        reason="",
+        final_diff="",
+        verification=None,
+    )
+
+
+def validate(state: Mapping[str, Any]) -> None:
+    """Raise StateError unless every field exists and every routing field is well-typed."""
+    missing = sorted(set(FixState.__annotations__) - set(state))
+    if missing:
+        raise StateError(f"graph state is missing {', '.join(missing)}")
+    for name, kind in ROUTING_FIELDS.items():
+        value = state[name]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise StateError(f"graph state field {name!r} is {value!r}, not {kind}")
+    if state["verdict"] not in VERDICTS:
+        raise StateError(f"graph state field 'verdict' is {state['verdict']!r}")
+    if state["status"] not in STATUSES:
+        raise StateError(f"graph state field 'status' is {state['status']!r}")
+    if state["max_iterations"] < 1 or state["attempt"] < 0:
+        raise StateError("graph state needs max_iterations >= 1 and attempt >= 0")

@@ -1,0 +1,77 @@
+"""Shared helpers: real git repositories in temp dirs, the bundled example, the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixbot import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "calc"
+API_KEY = "sk-test-SECRET-7f3a9c1d"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def make_repo(
+    path: Path, files: Mapping[str, str] | None = None, *, source: Path = EXAMPLE
+) -> Path:
+    """A committed git repository: a copy of `source` with `files` laid over it."""
+    path.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, path, dirs_exist_ok=True)
+    for rel, text in (files or {}).items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "broken")
+    return path
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+    out: Path
+
+    @property
+    def evidence(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.out / "evidence.json").read_text())
+        return data
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stderr.splitlines() if line.startswith("{")]
+
+
+RunFixbot = Callable[..., Run]
+
+
+@pytest.fixture
+def run_fixbot(capsys: pytest.CaptureFixture[str]) -> RunFixbot:
+    def run(repo: Path, *args: str, base_url: str, env: Mapping[str, str] | None = None) -> Run:
+        environ = {
+            "OPENAI_API_KEY": API_KEY,
+            "OPENAI_BASE_URL": base_url,
+            "FIXBOT_MODEL": "scripted-model",
+            **(env or {}),
+        }
+        capsys.readouterr()
+        code = cli.main(["fix", str(repo), "--log-format", "json", *args], environ)
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err, repo / ".fixbot" / "out")
+
+    return run

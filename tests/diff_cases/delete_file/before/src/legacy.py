@@ -1,0 +1,3 @@
+import calc
+
+OLD = calc.add

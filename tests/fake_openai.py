@@ -1,0 +1,212 @@
+"""A local OpenAI-compatible HTTP server with scripted replies.
+
+The real `openai` SDK talks to it over a socket, so tests exercise the real wire format:
+
+    with ScriptedOpenAI(["reply 1", Fail(429), "reply 2"]) as server:
+        model = OpenAIModel(model="m", api_key=None, base_url=server.base_url)
+
+Each POST /v1/chat/completions consumes the next script entry: a string is the assistant's
+reply, a `Fail` is an HTTP error in OpenAI's error shape, and a callable is given the request
+body and returns either. An exhausted script answers HTTP 400 "script exhausted", so tests
+notice calls they did not expect.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+SCRIPTED_MODEL = "scripted-model"
+
+
+@dataclass
+class Fail:
+    """A scripted HTTP error."""
+
+    status: int
+    message: str = "scripted failure"
+    retry_after: float | None = None
+
+
+ScriptEntry = str | Fail | Callable[[dict[str, Any]], str | Fail]
+
+_ERROR_TYPES = {401: "invalid_request_error", 429: "requests"}
+_ERROR_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
+
+
+def unused_local_url() -> str:
+    """A base_url on 127.0.0.1 where nothing listens (the port was free a moment ago)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+class ScriptedOpenAI:
+    """with ScriptedOpenAI(["reply 1", Fail(429), "reply 2"]) as server: server.base_url"""
+
+    def __init__(
+        self,
+        script: Sequence[ScriptEntry],
+        *,
+        usage: bool = True,
+        delay_seconds: float = 0.0,
+    ) -> None:
+        self.script = list(script)
+        self.usage = usage
+        self.delay_seconds = delay_seconds
+        self.requests: list[dict[str, Any]] = []
+        self.base_url = ""
+        self._completions = 0
+        self._next = 0
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def completions(self) -> int:
+        """How many chat-completion requests got a successful (200) reply."""
+        with self._lock:
+            return self._completions
+
+    def __enter__(self) -> ScriptedOpenAI:
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
+        host, port = self._server.server_address[:2]
+        self.base_url = f"http://{host!s}:{port}/v1"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._closing.set()  # wakes handlers still "thinking" under delay_seconds
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _take(self, body: dict[str, Any]) -> str | Fail:
+        """Records the request and returns its scripted answer."""
+        with self._lock:
+            self.requests.append(body)
+            if self._next >= len(self.script):
+                return Fail(400, "script exhausted")
+            entry = self.script[self._next]
+            self._next += 1
+        return entry(body) if callable(entry) else entry
+
+    def _completion(self, body: dict[str, Any], text: str) -> dict[str, Any]:
+        with self._lock:
+            self._completions += 1
+            number = self._completions
+        reply: dict[str, Any] = {
+            "id": f"chatcmpl-scripted-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", SCRIPTED_MODEL),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+        if self.usage:
+            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in _messages(body))
+            completion_tokens = len(text.split())
+            reply["usage"] = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+        return reply
+
+
+def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return {
+        "error": {
+            "message": message,
+            "type": kind,
+            "param": None,
+            "code": _ERROR_CODES.get(status),
+        }
+    }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out and hung up is part of the script, not a test failure.
+        pass
+
+
+def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/v1/models":
+                model = {"id": SCRIPTED_MODEL, "object": "model", "created": 0, "owned_by": "tests"}
+                self._send_json(200, {"object": "list", "data": [model]})
+            else:
+                self._send_json(404, _error_body(404, f"no route GET {self.path}"))
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send_json(404, _error_body(404, f"no route POST {self.path}"))
+                return
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                self._send_json(400, _error_body(400, "request body is not JSON"))
+                return
+            answer = server._take(body)
+            if server.delay_seconds and server._closing.wait(server.delay_seconds):
+                return  # shutting down: the client has long given up
+            if isinstance(answer, Fail):
+                headers = {}
+                if answer.retry_after is not None:
+                    headers["Retry-After"] = f"{answer.retry_after:g}"
+                self._send_json(answer.status, _error_body(answer.status, answer.message), headers)
+            else:
+                self._send_json(200, server._completion(body, answer))
+
+        def _send_json(
+            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

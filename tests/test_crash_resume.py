@@ -1,0 +1,93 @@
+"""A run killed mid-way and rerun resumes from its checkpoint and repeats no finished attempt."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import API_KEY, make_repo
+from tests.fake_openai import ScriptedOpenAI
+from tests.test_fix import GOOD, wrong
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install bubblewrap)"
+)
+
+
+def fixbot(repo: Path, base_url: str) -> subprocess.Popen[str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "OPENAI_API_KEY": API_KEY,
+        "OPENAI_BASE_URL": base_url,
+        "FIXBOT_MODEL": "scripted-model",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "fixbot", "fix", str(repo), "--log-format", "json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def nodes_run(stderr: str) -> list[str]:
+    events = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    return [e["node"] for e in events if e.get("event") == "node"]
+
+
+def test_killed_during_the_second_model_call_resumes_without_redoing_work(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    in_flight = threading.Event()
+    release = threading.Event()
+
+    def hang(body: dict[str, Any]) -> str:
+        in_flight.set()
+        release.wait(60)
+        return "too late"
+
+    with ScriptedOpenAI([wrong(1), hang, GOOD]) as server:
+        first = fixbot(repo, server.base_url)
+        try:
+            assert in_flight.wait(120), "the second model call never came"
+        finally:
+            os.killpg(first.pid, signal.SIGKILL)
+            _, first_err = first.communicate(timeout=30)
+        assert first.returncode == -signal.SIGKILL
+        assert nodes_run(first_err) == [
+            "baseline",
+            "generate",
+            "apply",
+            "check",
+            "judge",
+            "reflect",
+        ]
+
+        second = fixbot(repo, server.base_url)
+        _, err = second.communicate(timeout=300)
+        release.set()
+    assert second.returncode == 0, err
+    # Baseline and attempt 1 were not redone: the rerun starts at the interrupted model call.
+    assert nodes_run(err) == ["generate", "apply", "check", "judge", "verify", "finalize"]
+    assert len(server.requests) == 3
+    evidence = json.loads((repo / ".fixbot" / "out" / "evidence.json").read_text())
+    assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "pass"]
+    assert evidence["attempts"][0]["reply"] == wrong(1)
+
+    # A third run of the same command reports the finished result and calls nobody.
+    with ScriptedOpenAI([]) as idle:
+        third = fixbot(repo, idle.base_url)
+        third.communicate(timeout=120)
+    assert third.returncode == 0
+    assert idle.requests == []

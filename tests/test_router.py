@@ -1,0 +1,110 @@
+"""The pure routers and the state validation at graph entry: every boundary, as a table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fixbot.graph import after_apply, after_baseline, after_verify, recursion_limit, route
+from fixbot.state import FixState, StateError, initial_state, validate
+
+NOW = 1_000_000.0
+
+
+def state(**changes: Any) -> FixState:
+    base = initial_state(
+        thread_id="t",
+        commit="c" * 40,
+        manifest={},
+        max_iterations=4,
+        token_budget=1000,
+        deadline=NOW + 60,
+    )
+    return FixState(**{**base, **changes})  # type: ignore[typeddict-item]
+
+
+@pytest.mark.parametrize(
+    ("changes", "now", "expected"),
+    [
+        ({"verdict": "pass"}, NOW, "verify"),
+        # A pass is verified even on the last attempt and with the budget spent.
+        ({"verdict": "pass", "attempt": 4, "tokens_used": 5000}, NOW + 999, "verify"),
+        ({"verdict": "fail", "attempt": 1}, NOW, "reflect"),
+        ({"verdict": "rejected", "attempt": 1}, NOW, "reflect"),
+        ({"verdict": "fail", "attempt": 3}, NOW, "reflect"),
+        ({"verdict": "fail", "attempt": 4}, NOW, "escalate"),
+        ({"verdict": "rejected", "attempt": 4}, NOW, "escalate"),
+        ({"verdict": "fail", "attempt": 5}, NOW, "escalate"),
+        ({"verdict": "fail", "attempt": 1, "tokens_used": 999}, NOW, "reflect"),
+        ({"verdict": "fail", "attempt": 1, "tokens_used": 1000}, NOW, "escalate"),
+        ({"verdict": "fail", "attempt": 1}, NOW + 59.9, "reflect"),
+        ({"verdict": "fail", "attempt": 1}, NOW + 60, "escalate"),
+        ({"verdict": "fail", "attempt": 0, "max_iterations": 1}, NOW, "reflect"),
+        ({"verdict": "fail", "attempt": 1, "max_iterations": 1}, NOW, "escalate"),
+    ],
+)
+def test_route(changes: dict[str, Any], now: float, expected: str) -> None:
+    assert route(state(**changes), now) == expected
+
+
+@pytest.mark.parametrize("verdict", ["none", "applied", "bogus"])
+def test_route_refuses_a_verdict_it_cannot_route(verdict: str) -> None:
+    with pytest.raises(StateError, match="verdict"):
+        route(state(verdict=verdict), NOW)
+
+
+@pytest.mark.parametrize(
+    ("router", "changes", "expected"),
+    [
+        (after_baseline, {"status": "already_passing"}, "__end__"),
+        (after_baseline, {"status": "running"}, "generate"),
+        (after_apply, {"verdict": "applied"}, "check"),
+        (after_apply, {"verdict": "rejected"}, "judge"),
+        (after_verify, {"verdict": "pass"}, "finalize"),
+        (after_verify, {"verdict": "fail"}, "escalate"),
+    ],
+)
+def test_small_routers(router: Any, changes: dict[str, Any], expected: str) -> None:
+    assert router(state(**changes)) == expected
+
+
+def test_initial_state_is_valid_and_agreed() -> None:
+    start = state()
+    validate(start)
+    assert (start["attempt"], start["verdict"], start["status"]) == (0, "none", "running")
+    assert start["tokens_used"] == 0
+
+
+@pytest.mark.parametrize("field", ["attempt", "verdict", "max_iterations", "deadline", "status"])
+def test_missing_routing_field_fails_loudly(field: str) -> None:
+    broken = dict(state())
+    del broken[field]
+    with pytest.raises(StateError, match=field):
+        validate(broken)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("attempt", "1"),
+        ("attempt", True),
+        ("attempt", None),
+        ("max_iterations", 0),
+        ("tokens_used", 1.5),
+        ("deadline", "soon"),
+        ("verdict", "maybe"),
+        ("verdict", None),
+        ("status", "done"),
+    ],
+)
+def test_ill_typed_routing_field_fails_loudly(field: str, value: Any) -> None:
+    with pytest.raises(StateError):
+        validate({**state(), field: value})
+
+
+@pytest.mark.parametrize("iterations", [1, 4, 50])
+def test_recursion_limit_is_a_backstop_above_the_longest_run(iterations: int) -> None:
+    # baseline + (generate, apply, check, judge, reflect) per attempt + verify + finalize.
+    longest = 1 + 5 * iterations + 2
+    assert recursion_limit(iterations) > longest
