@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from fixbot.checks import CheckResult, failing_tests
+from fixbot.snapshot import read_inside
 
 SOURCE_BUDGET_CHARS = 24_000
 TREE_LIMIT = 200
@@ -75,7 +76,9 @@ def prompt_values(
     omitted: list[str] = []
     used = 0
     for path in chosen:
-        text = (tree / path).read_text(encoding="utf-8", errors="replace")
+        text = read_inside(tree, path)
+        if text is None:
+            continue
         if used + len(text) > SOURCE_BUDGET_CHARS:
             omitted.append(path)
             continue

@@ -1,13 +1,13 @@
 """Model replies in; canonical diffs, or specific problems for the model, out.
 
-    extract_diff   reply text -> the diff inside its fenced block(s)
+    extract_diff   reply text -> the diff inside its fenced block(s)    (from fences.py)
     plan_patch     sloppy diff + read access to the repo -> Patch, or DiffRejected
     render_diff    FileChanges -> canonical unified diff that `git apply` accepts
     write_changes  the one impure step: put a Patch's contents under a root
 
-A model's diff is a request, not a patch: it is normalised into a strict diff, parsed
-with unidiff, its hunks are placed by content (hunks.py), and the diff fixbot shows and
-applies is rendered from the resulting file contents.
+A model's diff is a request, not a patch: it is normalised into a strict diff
+(diffreader.py), parsed with unidiff, its hunks are placed by content (hunks.py), and the
+diff fixbot shows and applies is rendered from the resulting file contents.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -23,20 +23,20 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import Hunk as ParsedHunk
 from unidiff.patch import PatchedFile, PatchSet
 
+from fixbot.diffreader import DEV_NULL, EXPECTED_FORMAT, normalise
+from fixbot.fences import extract_diff
 from fixbot.hunks import Hunk, HunkLine, apply_hunks, split_lines
 
-_FORMAT = (
-    "expected a unified diff in a ```diff fenced block: for each file a '--- a/PATH' line "
-    "and a '+++ b/PATH' line, then '@@' hunks whose lines start with ' ' (unchanged), "
-    "'-' (removed) or '+' (added)"
-)
-_FENCE = re.compile(r"(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*)")
-_DIFF_LANGUAGES = frozenset({"diff", "patch", "udiff"})
-_DIFF_START = re.compile(r"^(?:diff --git |--- )", re.MULTILINE)
-_HUNK_START = re.compile(r"^@@", re.MULTILINE)
-_GIT_PATHS = re.compile(r"(a/.+) (b/.+)")
-_UNSUPPORTED = re.compile(r"(?:rename|copy) (?:from|to) |Binary files |GIT binary patch")
-_DEV_NULL = "/dev/null"
+__all__ = [
+    "DiffRejected",
+    "FileChange",
+    "Patch",
+    "extract_diff",
+    "plan_patch",
+    "render_diff",
+    "write_changes",
+]
+
 _KINDS: dict[str, Literal[" ", "-", "+"]] = {" ": " ", "-": "-", "+": "+"}
 
 
@@ -68,200 +68,6 @@ class Patch:
         return tuple(change.path for change in self.changes)
 
 
-# --- extract -------------------------------------------------------------------------
-
-
-def extract_diff(reply: str) -> str | None:
-    """The diff in a reply's ```diff / ```patch blocks (or bare ``` blocks holding a diff).
-
-    Several blocks are concatenated. A reply that is nothing but a raw diff is taken as is.
-    """
-    text = reply.replace("\r\n", "\n")
-    blocks = [body for info, body in _fenced_blocks(text) if _is_diff_block(info, body)]
-    if not blocks:
-        raw = _DIFF_START.search(text)
-        if raw is None or not _HUNK_START.search(text) or "```" in text:
-            return None
-        blocks = [text[raw.start() :]]
-    return "".join(block if block.endswith("\n") else block + "\n" for block in blocks)
-
-
-def _fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
-    """(info string, body) per fenced block; an unclosed fence runs to the end."""
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        opening = _FENCE.fullmatch(lines[i])
-        i += 1
-        if opening is None:
-            continue
-        indent, fence = opening["indent"], opening["fence"]
-        body: list[str] = []
-        while i < len(lines) and not _closes(lines[i], indent, fence):
-            body.append(lines[i].removeprefix(indent))
-            i += 1
-        i += 1
-        yield opening["info"].strip(), "\n".join(body)
-
-
-def _closes(line: str, indent: str, fence: str) -> bool:
-    # Not indented deeper than the opening fence: " ```" is a context line in a diff.
-    stripped = line.strip()
-    return (
-        len(line) - len(line.lstrip()) <= len(indent)
-        and len(stripped) >= len(fence)
-        and set(stripped) == {fence[0]}
-    )
-
-
-def _is_diff_block(info: str, body: str) -> bool:
-    language = info.split()[0].lower() if info else ""
-    if language:
-        return language in _DIFF_LANGUAGES
-    return bool(_HUNK_START.search(body) or _DIFF_START.search(body))
-
-
-# --- normalise: sloppy model diff -> strict diff that unidiff accepts ------------------
-
-
-@dataclass
-class _RawHunk:
-    header: str  # as the model wrote it, for problems
-    lines: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _RawFile:
-    git_paths: tuple[str, str] | None = None
-    source: str | None = None
-    target: str | None = None
-    created: bool = False
-    deleted: bool = False
-    hunks: list[_RawHunk] = field(default_factory=list)
-
-
-class _DiffReader:
-    """Reads a sloppy diff line by line into files and hunks."""
-
-    def __init__(self) -> None:
-        self.files: list[_RawFile] = []
-        self.problems: list[str] = []
-        self._hunk: _RawHunk | None = None
-        self._undecided: list[str] = []  # unprefixed lines in a hunk: context, or prose?
-
-    def read(self, lines: list[str]) -> None:
-        for i, line in enumerate(lines):
-            following = lines[i + 1] if i + 1 < len(lines) else ""
-            if self._hunk is not None and not self._ends_hunk(line, following):
-                self._hunk_line(self._hunk, line)
-                continue
-            self._hunk = None
-            self._undecided.clear()  # trailing unprefixed lines were prose
-            self._header_line(line)
-
-    def _ends_hunk(self, line: str, following: str) -> bool:
-        # An unprefixed line after a blank one starts a paragraph: prose after the diff.
-        prose = line[:1] not in ("", " ", "+", "-", "\\") and self._undecided[-1:] == [""]
-        return prose or _is_header(line, following, in_hunk=True)
-
-    def _hunk_line(self, hunk: _RawHunk, line: str) -> None:
-        if line[:1] not in (" ", "+", "-", "\\"):
-            self._undecided.append(line)
-            return
-        # Unprefixed lines followed by more hunk lines are context missing its leading space.
-        hunk.lines.extend(" " + undecided for undecided in self._undecided)
-        self._undecided.clear()
-        hunk.lines.append(line)
-
-    def _header_line(self, line: str) -> None:
-        current = self.files[-1] if self.files else None
-        open_header = current is not None and not current.hunks
-        if line.startswith("diff --git "):
-            self.files.append(_RawFile(git_paths=_git_paths(line.removeprefix("diff --git "))))
-        elif current is not None and open_header and line.startswith("new file mode "):
-            current.created = True
-        elif current is not None and open_header and line.startswith("deleted file mode "):
-            current.deleted = True
-        elif _UNSUPPORTED.match(line):
-            self.problems.append(f"unsupported diff line {line!r}: only text edits can be applied")
-        elif line.startswith("--- "):
-            self._file_for("source").source = line.removeprefix("--- ")
-        elif line.startswith("+++ "):
-            self._file_for("target").target = line.removeprefix("+++ ")
-        elif line.startswith("@@"):
-            file = self.files[-1] if self.files else self._new_file()
-            self._hunk = _RawHunk(_shown_header(line))
-            file.hunks.append(self._hunk)
-        # Anything else is prose or git metadata (index, mode lines): not needed.
-
-    def _file_for(self, side: Literal["source", "target"]) -> _RawFile:
-        current = self.files[-1] if self.files else None
-        if current is None or current.hunks or getattr(current, side) is not None:
-            return self._new_file()
-        return current
-
-    def _new_file(self) -> _RawFile:
-        self.files.append(_RawFile())
-        return self.files[-1]
-
-
-def _is_header(line: str, following: str, *, in_hunk: bool) -> bool:
-    if line.startswith(("@@", "diff --git ")):
-        return True
-    if line.startswith("--- "):
-        # Inside a hunk "--- x" may be a removed "-- x" line (an SQL or Lua comment).
-        return (
-            not in_hunk
-            or following.startswith("+++ ")
-            or (following.startswith("@@") and len(line.split()) == 2)
-        )
-    return line.startswith("+++ ") and not in_hunk
-
-
-def _git_paths(rest: str) -> tuple[str, str] | None:
-    prefixed = _GIT_PATHS.fullmatch(rest)
-    if prefixed:
-        return prefixed[1], prefixed[2]
-    half = len(rest) // 2
-    if len(rest) % 2 and rest[:half] == rest[half + 1 :]:
-        return rest[:half], rest[half + 1 :]
-    return None
-
-
-def _shown_header(line: str) -> str:
-    closing = line.find("@@", 2)
-    return line[: closing + 2] if closing != -1 else line.strip()
-
-
-def _strict_diff(files: list[_RawFile]) -> tuple[str, list[str]]:
-    """Strict unified diff text, with hunk counts computed from the lines the model wrote."""
-    out: list[str] = []
-    problems: list[str] = []
-    for file in files:
-        header = _header_paths(file)
-        if header is None:
-            problems.append(f"a hunk has no file header; {_FORMAT}")
-            continue
-        out += [f"--- {header[0]}\n", f"+++ {header[1]}\n"]
-        for hunk in file.hunks:
-            old = sum(line[0] in " -" for line in hunk.lines)
-            new = sum(line[0] in " +" for line in hunk.lines)
-            if old or new:
-                # The model's header rides along as the section text, to name the hunk later.
-                out.append(f"@@ -1,{old} +1,{new} @@ {hunk.header}\n")
-                out += [line + "\n" for line in hunk.lines]
-    return "".join(out), problems
-
-
-def _header_paths(file: _RawFile) -> tuple[str, str] | None:
-    git_source, git_target = file.git_paths or (None, None)
-    source = file.source or git_source or file.target or git_target
-    target = file.target or git_target or file.source or git_source
-    if source is None or target is None:
-        return None
-    return (_DEV_NULL if file.created else source), (_DEV_NULL if file.deleted else target)
-
-
 # --- parse: strict diff -> file diffs with repo-relative paths -------------------------
 
 
@@ -273,16 +79,13 @@ class _FileDiff:
 
 
 def _parse(diff_text: str) -> list[_FileDiff]:
-    reader = _DiffReader()
-    reader.read(diff_text.replace("\r\n", "\n").split("\n"))
-    if not reader.files and not reader.problems:
-        raise DiffRejected(f"no unified diff found; {_FORMAT}")
-    strict, problems = _strict_diff(reader.files)
-    problems = reader.problems + problems
+    strict, problems = normalise(diff_text)
     try:
         parsed = PatchSet(strict)
     except UnidiffParseError as error:
-        raise DiffRejected(*problems, f"could not parse the diff ({error}); {_FORMAT}") from error
+        raise DiffRejected(
+            *problems, f"could not parse the diff ({error}); {EXPECTED_FORMAT}"
+        ) from error
     files: list[_FileDiff] = []
     for patched in parsed:
         try:
@@ -322,7 +125,7 @@ def _header_path(raw: str) -> str | None:
     path = raw.strip()
     if len(path) > 1 and path[0] == path[-1] == '"':
         path = path[1:-1]
-    return None if path == _DEV_NULL else path
+    return None if path == DEV_NULL else path
 
 
 def _strip_prefixes(source: str | None, target: str | None) -> tuple[str | None, str | None]:

@@ -38,8 +38,7 @@ class _Redactor:
 def configure(
     *, fmt: LogFormat = "auto", secrets: Iterable[str] = (), stream: TextIO | None = None
 ) -> None:
-    stream = stream or sys.stderr
-    human = fmt == "human" or (fmt == "auto" and stream.isatty())
+    human = fmt == "human" or (fmt == "auto" and (stream or sys.stderr).isatty())
     renderer: Any = (
         structlog.dev.ConsoleRenderer(colors=False)
         if human
@@ -54,7 +53,8 @@ def configure(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        # sys.stderr is looked up per logger, so a replaced stream (tests, redirection) is used.
+        logger_factory=lambda *args: structlog.PrintLogger(file=stream or sys.stderr),
         cache_logger_on_first_use=False,
     )
 

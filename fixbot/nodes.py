@@ -27,6 +27,7 @@ from fixbot.snapshot import (
     fresh_copy,
     is_protected,
     manifest_mismatches,
+    read_inside,
     repo_files,
     restore_protected,
 )
@@ -85,11 +86,7 @@ def _run_checks(deps: Deps, patch_text: str) -> tuple[CheckResult, list[str]]:
 
 
 def _reader(root: Path) -> Callable[[str], str | None]:
-    def read(path: str) -> str | None:
-        target = root / path
-        return target.read_text(encoding="utf-8") if target.is_file() else None
-
-    return read
+    return lambda path: read_inside(root, path)
 
 
 def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:

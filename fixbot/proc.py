@@ -81,6 +81,7 @@ def run(
     timeout: float | None = None,
     output_cap: int = DEFAULT_OUTPUT_CAP,
     stdin_data: bytes | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Completed:
     """Run argv to completion (or timeout), never through a shell."""
     if not argv:
@@ -94,25 +95,38 @@ def run(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
     sink = _CappedSink(output_cap)
     reader = threading.Thread(target=_drain, args=(proc.stdout, sink), daemon=True)
     reader.start()
-    if stdin_data is not None and proc.stdin is not None:
-        try:
-            proc.stdin.write(stdin_data)
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
-    timed_out = False
+    # A timer kills the group while wait() blocks in waitpid: Popen.wait(timeout) would poll
+    # with sleeps and add up to 50 ms to every command.
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        _kill_group(proc)
+
+    timer = threading.Timer(timeout, expire) if timeout is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        if proc.stdin is not None:
+            # Written after the timer starts: a child that never reads cannot outlast it.
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(stdin_data or b"")
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+        proc.wait()
     finally:
+        if timer is not None:
+            timer.cancel()
         # The whole group goes, also on success: a double-forked daemon must not outlive the run.
         _kill_group(proc)
         proc.wait()
+    timed_out = expired.is_set()
     reader.join(timeout=5)
     if proc.stdout is not None:
         proc.stdout.close()

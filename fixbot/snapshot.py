@@ -8,9 +8,9 @@ tracked files are refused: fixbot fixes commits, and a dirty tree is not one.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
-import tarfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -79,9 +79,10 @@ def pin_commit(root: Path) -> str:
     head = proc.run(["git", "-C", str(root), "rev-parse", "--verify", "HEAD^{commit}"], timeout=60)
     if head.returncode != 0:
         raise NotAGitRepo(f"{root} has no commits yet: commit the code fixbot should fix")
-    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    status = ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"]
+    dirty = [line for line in proc.check(status, timeout=120).output.splitlines() if line]
     if dirty:
-        files = ", ".join(line[3:] for line in dirty.splitlines()[:5])
+        files = ", ".join(line[3:] for line in dirty[:5])
         raise DirtyWorktree(
             f"{root} has uncommitted changes ({files}); commit or stash them: "
             "fixbot fixes a commit and never touches your working tree"
@@ -91,13 +92,14 @@ def pin_commit(root: Path) -> str:
 
 def take_snapshot(repo: Path, globs: Iterable[str], workdir: Path, commit: str) -> Snapshot:
     """Export `commit` of `repo` into workdir/tree and record the protected-file manifest."""
-    archive = workdir / "snapshot.tar"
-    proc.check(["git", "-C", str(repo), "archive", "--format=tar", "-o", str(archive), commit])
+    # A private index, not git archive: export-ignore/export-subst must not edit the snapshot.
+    index = workdir / "snapshot.index"
     tree = workdir / "tree"
     tree.mkdir(parents=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(tree, filter="data")
-    archive.unlink()
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    proc.check(["git", "-C", str(repo), "read-tree", commit], env=env)
+    proc.check(["git", "-C", str(repo), "checkout-index", "--all", f"--prefix={tree}/"], env=env)
+    index.unlink()
     globs = tuple(globs)
     manifest = {rel: _sha256(tree / rel) for rel in _files(tree) if is_protected(rel, globs)}
     return Snapshot(repo=repo, commit=commit, tree=tree, manifest=manifest)
@@ -113,6 +115,7 @@ def restore_protected(snapshot: Snapshot, workspace: Path) -> None:
     """Put every protected file back as the snapshot has it, whatever happened to it."""
     for rel in snapshot.manifest:
         target = workspace / rel
+        _unlink_non_folders(workspace, rel)
         if target.is_symlink() or target.exists():
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
@@ -122,12 +125,36 @@ def restore_protected(snapshot: Snapshot, workspace: Path) -> None:
         shutil.copy2(snapshot.tree / rel, target, follow_symlinks=False)
 
 
+def _unlink_non_folders(workspace: Path, rel: str) -> None:
+    """Remove links and files standing where rel's parent folders belong, so that writing
+    rel can never go through a link out of the workspace."""
+    current = workspace
+    for part in rel.split("/")[:-1]:
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            current.unlink()
+
+
+def read_inside(root: Path, rel: str) -> str | None:
+    """A regular file's text, or None: never through a symlink, never outside root.
+
+    Repository content is untrusted: a committed link to /root/.ssh/id_rsa must not reach
+    the model, the evidence or a diff.
+    """
+    target = root / rel
+    if target.is_symlink() or not target.is_file():
+        return None
+    if not target.resolve().is_relative_to(root.resolve()):
+        return None
+    return target.read_text(encoding="utf-8", errors="replace")
+
+
 def manifest_mismatches(snapshot: Snapshot, workspace: Path) -> list[str]:
     """Protected files whose content differs from the manifest (or that are gone)."""
     bad = []
     for rel, digest in sorted(snapshot.manifest.items()):
         path = workspace / rel
-        if path.is_symlink() or not path.is_file() or _sha256(path) != digest:
+        if not (path.is_symlink() or path.is_file()) or _sha256(path) != digest:
             bad.append(rel)
     return bad
 

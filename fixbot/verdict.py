@@ -47,6 +47,8 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
         was = before[test]["outcome"] if test in before else "not collected"
         if now["outcome"] in FAILING and was not in FAILING:
             found.append(f"{test} was {was} before and now {now['outcome']}: {now['message']}")
+        elif was == "passed" and now["outcome"] in ("skipped", "xfailed"):
+            found.append(f"{test} passed before and is now {now['outcome']} (skips hide failures)")
     for finding in new_findings(baseline, attempt):
         found.append(
             f"new {finding['tool']} error {finding['path']}:{finding['line']}: "

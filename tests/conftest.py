@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from fixbot import cli
 
@@ -58,6 +59,12 @@ class Run:
 
 
 RunFixbot = Callable[..., Run]
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture

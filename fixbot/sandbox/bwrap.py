@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -137,12 +138,22 @@ class BwrapSandbox:
                 args += ["--ro-bind", str(workspace / rel), target]
         for key, value in (env or {}).items():
             args += ["--setenv", key, value]
-        args += ["--chdir", WORKSPACE, "--", *self._drop(), *_rlimits(limits), *argv]
-        # The group kill after the timeout reaches bwrap; --die-with-parent and the pid
-        # namespace take the rest down with it.
-        result = proc.run(args, timeout=limits.timeout_seconds, output_cap=limits.output_bytes)
-        if result.returncode == 1 and result.output.startswith("bwrap: "):
-            raise SandboxFailed(f"bubblewrap failed: {result.output.splitlines()[0]}")
+        with tempfile.TemporaryFile() as status:
+            # bwrap reports an exit code only for a command it got to run.
+            args += ["--json-status-fd", str(status.fileno())]
+            args += ["--chdir", WORKSPACE, "--", *self._drop(), *_rlimits(limits), *argv]
+            # The group kill after the timeout reaches bwrap; --die-with-parent and the pid
+            # namespace take the rest down with it.
+            result = proc.run(
+                args,
+                timeout=limits.timeout_seconds,
+                output_cap=limits.output_bytes,
+                pass_fds=(status.fileno(),),
+            )
+            status.seek(0)
+            started = b'"exit-code"' in status.read()
+        if not started and not result.timed_out:
+            raise SandboxFailed(f"bubblewrap failed: {result.tail(500).strip()}")
         return result
 
 
