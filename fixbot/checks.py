@@ -43,7 +43,7 @@ _PYTEST_OPTIONS = (
 TEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
-class TestResult(TypedDict):
+class CaseResult(TypedDict):
     outcome: Outcome
     message: str  # the assertion or error message, capped
     detail: str  # head and tail of the traceback, capped
@@ -61,23 +61,23 @@ class CheckResult(TypedDict):
     status: str  # ran | timeout | no_report | command_not_found
     exit_code: int
     seconds: float
-    tests: dict[str, TestResult]
+    tests: dict[str, CaseResult]
     findings: list[Finding]
     log_tail: str
     commands: list[str]
 
 
-class TestCommandError(Exception):
+class BadTestCommand(Exception):
     """The configured test command cannot be split into an argv."""
 
 
-def test_argv(test_command: str) -> list[str]:
+def command_argv(test_command: str) -> list[str]:
     try:
         argv = shlex.split(test_command)
     except ValueError as exc:
-        raise TestCommandError(f"test_command cannot be parsed: {exc}") from exc
+        raise BadTestCommand(f"test_command cannot be parsed: {exc}") from exc
     if not argv:
-        raise TestCommandError("test_command is empty")
+        raise BadTestCommand("test_command is empty")
     if is_pytest(argv):
         argv = [*argv, *_PYTEST_OPTIONS]
     return argv
@@ -101,7 +101,7 @@ def run_checks(
     """Run the tests and the enabled gates over one workspace; every run a fresh sandbox."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-"))
     try:
-        argv = test_argv(test_command)
+        argv = command_argv(test_command)
         run = sandbox.run(
             argv,
             workspace=workspace,
@@ -168,20 +168,20 @@ def _test_result(argv: list[str], run: Completed, report: Path) -> CheckResult:
         # Not pytest: the whole command is the one test we can see.
         outcome: Outcome = "passed" if run.returncode == 0 else "failed"
         result["tests"] = {
-            f"command: {shlex.join(argv)}": TestResult(
+            f"command: {shlex.join(argv)}": CaseResult(
                 outcome=outcome, message=f"exit code {run.returncode}", detail=run.tail(DETAIL_CAP)
             )
         }
     return result
 
 
-def parse_junit(report: Path) -> dict[str, TestResult] | None:
+def parse_junit(report: Path) -> dict[str, CaseResult] | None:
     """Per-test outcomes from a pytest JUnit report; None when it is missing or unreadable."""
     try:
         root = ET.fromstring(report.read_bytes())  # noqa: S314 - written by our own pytest run
     except (OSError, ET.ParseError):
         return None
-    tests: dict[str, TestResult] = {}
+    tests: dict[str, CaseResult] = {}
     for case in root.iter("testcase"):
         test_id = _test_id(case.get("classname", ""), case.get("name", ""))
         tests[test_id] = _case_result(case)
@@ -192,11 +192,11 @@ def _test_id(classname: str, name: str) -> str:
     return f"{classname}::{name}" if classname else name
 
 
-def _case_result(case: ET.Element) -> TestResult:
+def _case_result(case: ET.Element) -> CaseResult:
     for tag, outcome in (("failure", "failed"), ("error", "error")):
         node = case.find(tag)
         if node is not None:
-            return TestResult(
+            return CaseResult(
                 outcome=outcome,  # type: ignore[typeddict-item]
                 message=(node.get("message") or "")[:MESSAGE_CAP],
                 detail=_head_tail(node.text or "", DETAIL_CAP),
@@ -204,10 +204,10 @@ def _case_result(case: ET.Element) -> TestResult:
     skipped = case.find("skipped")
     if skipped is not None:
         kind: Outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
-        return TestResult(
+        return CaseResult(
             outcome=kind, message=(skipped.get("message") or "")[:MESSAGE_CAP], detail=""
         )
-    return TestResult(outcome="passed", message="", detail="")
+    return CaseResult(outcome="passed", message="", detail="")
 
 
 def _head_tail(text: str, cap: int) -> str:

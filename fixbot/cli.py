@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sqlite3
 import sys
+import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +21,10 @@ from fixbot import __version__, log, proc, report
 from fixbot.config import load_config
 from fixbot.errors import FixbotError, SandboxUnavailable, UsageError
 from fixbot.llm import OpenAIModel
+from fixbot.reverify import load_evidence, reverify
 from fixbot.sandbox import Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.session import FixRequest, run_fix
+from fixbot.session import FixRequest, run_fix, thread_id
 from fixbot.snapshot import find_root, pin_commit
 
 STATE_DIR = ".fixbot"
@@ -57,7 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--fresh", action="store_true", help="start a new run instead of resuming the recorded one"
     )
     fix.add_argument("--hint", default="", help="a hint for the model")
+    fix.add_argument(
+        "--base",
+        help="base branch or commit: failures that also fail there are labelled pre-existing",
+    )
     fix.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    check = commands.add_parser(
+        "verify", help="re-run the verification recorded in an evidence.json"
+    )
+    check.add_argument("evidence", type=Path, help="the evidence.json of a fixed run")
+    check.add_argument("--repo", type=Path, default=Path("."), help="the repository (default: .)")
+    check.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    check.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
     return parser
 
 
@@ -66,7 +81,25 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     env = os.environ if environ is None else environ
     secrets = [env[k] for k in ("OPENAI_API_KEY", "GITHUB_TOKEN") if env.get(k)]
     log.configure(fmt=args.log_format, secrets=secrets)
+    if args.command == "verify":
+        return _verify(args)
     return _fix(args, env)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    logger = log.get()
+    try:
+        evidence = load_evidence(args.evidence)
+        outcome = reverify(evidence, find_root(args.repo.resolve()), choose_sandbox("auto"))
+    except FixbotError as exc:
+        logger.error("verify_failed", error=str(exc), kind=type(exc).__name__)
+        if args.json:
+            sys.stdout.write(json.dumps({"holds": False, "error": str(exc)}) + "\n")
+        return report.exit_code("error", report.error_kind(exc))
+    logger.info("verified", holds=outcome.holds, problems=outcome.problems)
+    if args.json:
+        sys.stdout.write(json.dumps(outcome.summary(), sort_keys=True) + "\n")
+    return report.EXIT_OK if outcome.holds else report.EXIT_NOT_FIXED
 
 
 def _overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, object]:
@@ -78,6 +111,7 @@ def _overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, ob
         ("base_url", base_url),
         ("max_iterations", args.max_iterations),
         ("sandbox.backend", args.sandbox),
+        ("base", args.base),
     ):
         if value is not None and value != "":
             overrides[key] = value
@@ -108,7 +142,6 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             raise UsageError(
                 "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
             )
-        sandbox = choose_sandbox(config.sandbox.backend)
         request = FixRequest(
             repo=root,
             commit=commit,
@@ -116,8 +149,10 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             model_name=config.model,
             base_url=config.base_url,
             hint=args.hint,
-            fresh=args.fresh,
+            salt=uuid.uuid4().hex if args.fresh else "",
         )
+        facts.update(thread_id=thread_id(request))
+        sandbox = choose_sandbox(config.sandbox.backend)
         state_dir = root / STATE_DIR
         state_dir.mkdir(exist_ok=True)
         with (
@@ -132,6 +167,11 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
                 sandbox=sandbox,
                 checkpointer=SqliteSaver(db),
                 observe=lambda node, update: _observe(logger, node, update),
+            )
+        if result.status == "fixed":
+            evidence_path = shlex.quote(str(out / "evidence.json"))
+            result = replace(
+                result, reproduce=f"fixbot verify {evidence_path} --repo {shlex.quote(str(root))}"
             )
         if args.apply and result.status == "fixed":
             _apply(root, commit, result.diff)

@@ -61,6 +61,13 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class Verification:
+    baseline_runs: int = _bounded(2, minimum=1, maximum=5)  # reproduce before any model call
+    final_runs: int = _bounded(2, minimum=1, maximum=5)  # clean-copy passes before finalize
+    minimize: bool = True  # drop hunks that are not needed for the pass
+
+
+@dataclass(frozen=True)
 class Config:
     test_command: str = field(default="python -m pytest", metadata={"shell_words": True})
     setup_command: str | None = None
@@ -71,6 +78,9 @@ class Config:
     base_url: str | None = None
     sandbox: SandboxSettings = SandboxSettings()
     budget: Budget = Budget()
+    policy: Literal["strict", "lenient", "off"] = "strict"
+    verification: Verification = Verification()
+    base: str | None = None  # the base branch or commit, to label pre-existing failures
     source: str | None = field(default=None, metadata={"internal": True})
 
     def to_dict(self) -> dict[str, object]:

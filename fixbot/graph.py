@@ -1,10 +1,12 @@
 """The fix loop as a LangGraph StateGraph, the pure routers, and build_graph().
 
-START -> baseline -> generate -> apply -> check -> judge -> verify -> finalize -> END
-             |           ^          |                 |        |
-             |           |          +--(rejected)---->+        +--(fails again)--> escalate
-             |           +------------ reflect <------+ (fail, budget left)          |
-             +--> END (already passing)               +--(budget spent)--> escalate -> END
+START -> baseline -> generate -> apply -> check -> judge -> verify -> minimize -> finalize -> END
+          |  |          ^          |                 |  |      |
+          |  |          |          +--(rejected)---->+  |      +--(fails on a clean copy)--+
+          |  |          +------------ reflect <---------+ (fail, budget left)              |
+          |  |                                          +--(attempts or budget spent)--+   |
+          |  +--(flaky or environment: no model call)---------------------------> escalate -> END
+          +--> END (already passing)
 """
 
 from __future__ import annotations
@@ -39,16 +41,24 @@ def route(state: FixState, now: float) -> Route:
     return "reflect"
 
 
-def after_baseline(state: FixState) -> Literal["generate", "__end__"]:
-    return "__end__" if state["status"] == "already_passing" else "generate"
+def after_baseline(state: FixState) -> Literal["generate", "escalate", "__end__"]:
+    """Only a failure that reproduces, and is the code's, is worth a model call."""
+    if state["status"] == "already_passing":
+        return "__end__"
+    classification = state["classification"]
+    if classification == "code":
+        return "generate"
+    if classification in ("flaky", "environment"):
+        return "escalate"
+    raise StateError(f"after_baseline() reached with classification {classification!r}")
 
 
 def after_apply(state: FixState) -> Literal["check", "judge"]:
     return "check" if state["verdict"] == "applied" else "judge"
 
 
-def after_verify(state: FixState) -> Literal["finalize", "escalate"]:
-    return "finalize" if state["verdict"] == "pass" else "escalate"
+def after_verify(state: FixState) -> Literal["minimize", "escalate"]:
+    return "minimize" if state["verdict"] == "pass" else "escalate"
 
 
 def recursion_limit(max_iterations: int) -> int:
@@ -68,6 +78,7 @@ def build_graph(
     graph.add_node("judge", nodes.judge)
     graph.add_node("reflect", nodes.reflect)
     graph.add_node("verify", nodes.verify)
+    graph.add_node("minimize", nodes.minimize)
     graph.add_node("finalize", nodes.finalize)
     graph.add_node("escalate", nodes.escalate)
     graph.add_edge(START, "baseline")
@@ -78,6 +89,7 @@ def build_graph(
     graph.add_conditional_edges("judge", lambda state: route(state, clock()))
     graph.add_edge("reflect", "generate")
     graph.add_conditional_edges("verify", after_verify)
+    graph.add_edge("minimize", "finalize")
     graph.add_edge("finalize", END)
     graph.add_edge("escalate", END)
     return graph.compile(checkpointer=checkpointer)

@@ -16,22 +16,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from fixbot import context, diff, prompts, verdict
-from fixbot.checks import CheckResult, TestCommandError, failing_tests, run_checks
+from fixbot import context, diff, policy, prompts, verdict
+from fixbot.checks import CheckResult, failing_tests
+from fixbot.classify import classify
 from fixbot.config import Config
-from fixbot.errors import EnvironmentProblem, UsageError
+from fixbot.errors import EnvironmentProblem
 from fixbot.llm import Model
+from fixbot.minimize import hunks, without
 from fixbot.sandbox import Limits, Sandbox
-from fixbot.snapshot import (
-    Snapshot,
-    fresh_copy,
-    is_protected,
-    manifest_mismatches,
-    read_inside,
-    repo_files,
-    restore_protected,
-)
+from fixbot.snapshot import Snapshot, is_protected, repo_files
 from fixbot.state import REPLY_CAP, Attempt, FixState
+from fixbot.trial import reader, run_trial
 
 Update = dict[str, Any]
 FIXBOT_DIR = ".fixbot"
@@ -44,6 +39,7 @@ class Deps:
     snapshot: Snapshot
     config: Config
     hint: str = ""
+    base_snapshot: Snapshot | None = None
     clock: Callable[[], float] = time.time
     files: list[str] = field(default_factory=list)
 
@@ -54,61 +50,79 @@ class Deps:
     def protected_globs(self) -> list[str]:
         return list(self.config.protected_paths)
 
-    @property
-    def limits(self) -> Limits:
-        s = self.config.sandbox
-        return Limits(timeout_seconds=s.timeout_seconds, memory_mb=s.memory_mb, cpus=s.cpus)
 
-
-def _run_checks(deps: Deps, patch_text: str) -> tuple[CheckResult, list[str]]:
-    """Check the snapshot plus a canonical diff in a fresh copy; also report tampered files."""
-    scratch = Path(tempfile.mkdtemp(prefix="fixbot-attempt-"))
-    try:
-        workspace = fresh_copy(deps.snapshot, scratch / "repo")
-        if patch_text:
-            diff.write_changes(diff.plan_patch(patch_text, _reader(deps.snapshot.tree)), workspace)
-        restore_protected(deps.snapshot, workspace)
-        try:
-            result = run_checks(
-                deps.sandbox,
-                workspace,
-                test_command=deps.config.test_command,
-                lint=deps.config.gates.lint,
-                types=deps.config.gates.types,
-                readonly=list(deps.snapshot.protected),
-                limits=deps.limits,
-            )
-        except TestCommandError as exc:
-            raise UsageError(str(exc)) from exc
-        return result, manifest_mismatches(deps.snapshot, workspace)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _reader(root: Path) -> Callable[[str], str | None]:
-    return lambda path: read_inside(root, path)
+def _run_checks(
+    deps: Deps, patch_text: str, *, snapshot: Snapshot | None = None
+) -> tuple[CheckResult, list[str]]:
+    return run_trial(deps.sandbox, snapshot or deps.snapshot, deps.config, patch_text)
 
 
 def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
-    result, _ = _run_checks(runtime.context, "")
+    """Run the untouched snapshot, reproduce its failure, and classify it; no model call."""
+    deps = runtime.context
+    first = _complete_baseline(deps, _run_checks(deps, "")[0])
+    update: Update = {"baseline": first, "network_probe": _network_probe(deps)}
+    if not failing_tests(first):
+        return {**update, "status": "already_passing", "reason": "no failing tests"}
+    runs = [first]
+    for _ in range(deps.config.verification.baseline_runs - 1):
+        runs.append(_complete_baseline(deps, _run_checks(deps, "")[0]))
+    found = classify(runs, deps.files)
+    update.update(classification=found.kind, flaky_tests=list(found.flaky_tests))
+    if found.kind != "code":
+        update["reason"] = found.reason
+    if deps.base_snapshot is not None:
+        base, _ = _run_checks(deps, "", snapshot=deps.base_snapshot)
+        if set(failing_tests(first)) & set(failing_tests(base)):
+            update["labels"] = ["pre-existing"]
+    return update
+
+
+def _complete_baseline(deps: Deps, result: CheckResult) -> CheckResult:
+    """A baseline that did not run properly is the environment's problem, never a model's."""
+    tail = result["log_tail"][-800:]
     if result["status"] == "command_not_found":
         raise EnvironmentProblem(
-            f"the test command was not found in the sandbox: {runtime.context.config.test_command}"
-            f"\n{result['log_tail'][-800:]}"
+            f"the test command was not found in the sandbox: {deps.config.test_command}\n{tail}"
         )
     if result["status"] != "ran":
         raise EnvironmentProblem(
-            f"the baseline test run did not complete ({result['status']}); "
-            f"last output:\n{result['log_tail'][-800:]}"
+            f"the baseline test run did not complete ({result['status']}); last output:\n{tail}"
         )
     if not result["tests"]:
         raise EnvironmentProblem(
             "the baseline collected no tests: check test_command in .fixbot.yml "
-            f"(exit code {result['exit_code']})\n{result['log_tail'][-800:]}"
+            f"(exit code {result['exit_code']})\n{tail}"
         )
-    if not failing_tests(result):
-        return {"baseline": result, "status": "already_passing", "reason": "no failing tests"}
-    return {"baseline": result}
+    return result
+
+
+_PROBE = (
+    "import socket\n"
+    "for host in ('1.1.1.1', '127.0.0.1'):\n"
+    "    try:\n"
+    "        socket.create_connection((host, 80), timeout=3).close()\n"
+    "        print(f'{host}:80 CONNECTED')\n"
+    "    except OSError as exc:\n"
+    "        print(f'{host}:80 refused: {exc}')\n"
+)
+
+
+def _network_probe(deps: Deps) -> str:
+    """Evidence that the sandbox has no network: what a connection attempt from inside got."""
+    scratch = Path(tempfile.mkdtemp(prefix="fixbot-probe-"))
+    try:
+        (scratch / "ws").mkdir()
+        (scratch / "out").mkdir()
+        result = deps.sandbox.run(
+            ["python", "-c", _PROBE],
+            workspace=scratch / "ws",
+            outputs=scratch / "out",
+            limits=Limits(timeout_seconds=30),
+        )
+        return result.output.strip()[:500]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
@@ -150,34 +164,39 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 
 def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
-    """Pure diff work: extract, locate, refuse protected paths; nothing runs here."""
-    deps = runtime.context
+    """Pure diff work: extract, locate, screen; nothing runs here."""
     current = state["current"]
-    assert current is not None
-    text = diff.extract_diff(current["reply"])
-    problems: list[str]
-    if text is None:
-        problems = ["the reply contains no ```diff block with a unified diff"]
-    else:
-        try:
-            patch = diff.plan_patch(text, _reader(deps.snapshot.tree))
-        except diff.DiffRejected as exc:
-            problems = [f"the diff does not apply: {p}" for p in exc.problems]
-        else:
-            problems = [
-                f"the diff touches protected path {path}; tests and their configuration "
-                "are the specification and cannot be changed"
-                for path in patch.paths
-                if is_protected(path, deps.protected_globs)
-                or path == FIXBOT_DIR
-                or path.startswith(FIXBOT_DIR + "/")
-            ]
-            if not problems:
-                return {"current": {**current, "diff": patch.diff}, "verdict": "applied"}
+    assert current is not None and state["baseline"] is not None
+    patch, problems = _screen(current["reply"], runtime.context, failing_tests(state["baseline"]))
+    if patch is not None and not problems:
+        return {"current": {**current, "diff": patch.diff}, "verdict": "applied"}
     return {
         "current": {**current, "problems": problems, "verdict": "rejected"},
         "verdict": "rejected",
     }
+
+
+def _screen(reply: str, deps: Deps, failing: list[str]) -> tuple[diff.Patch | None, list[str]]:
+    """The candidate patch in a reply, and every reason to refuse it before it runs."""
+    text = diff.extract_diff(reply)
+    if text is None:
+        return None, ["the reply contains no ```diff block with a unified diff"]
+    try:
+        patch = diff.plan_patch(text, reader(deps.snapshot.tree))
+    except diff.DiffRejected as exc:
+        return None, [f"the diff does not apply: {p}" for p in exc.problems]
+    problems = [
+        f"the diff touches protected path {path}; tests and their configuration "
+        "are the specification and cannot be changed"
+        for path in patch.paths
+        if is_protected(path, deps.protected_globs)
+        or path == FIXBOT_DIR
+        or path.startswith(FIXBOT_DIR + "/")
+    ]
+    findings = policy.review(
+        patch, tree=deps.snapshot.tree, failing_tests=failing, strictness=deps.config.policy
+    )
+    return patch, problems + [str(finding) for finding in findings]
 
 
 def check(state: FixState, runtime: Runtime[Deps]) -> Update:
@@ -216,25 +235,65 @@ def reflect(state: FixState) -> Update:
 
 
 def verify(state: FixState, runtime: Runtime[Deps]) -> Update:
-    """Re-run everything on a clean copy with the final diff before calling it fixed."""
-    last = state["attempts"][-1]
-    assert state["baseline"] is not None
-    result, tampered = _run_checks(runtime.context, last["diff"])
-    problems = [f"protected file {p} was modified" for p in tampered]
-    problems += verdict.problems(state["baseline"], result)
+    """Re-run the full suite on clean copies with the passing diff before calling it fixed."""
+    result, problems = _verify(runtime.context, state, state["attempts"][-1]["diff"])
     return {
         "verification": result,
+        "final_diff": state["attempts"][-1]["diff"],
         "verdict": "fail" if problems else "pass",
         "reason": "; ".join(problems),
     }
 
 
+def _verify(deps: Deps, state: FixState, patch_text: str) -> tuple[CheckResult, list[str]]:
+    """Every one of the configured final runs must pass; the first problems found end it."""
+    assert state["baseline"] is not None
+    for _ in range(deps.config.verification.final_runs):
+        result, tampered = _run_checks(deps, patch_text)
+        problems = [f"protected file {p} was modified" for p in tampered]
+        problems += verdict.problems(state["baseline"], result)
+        if problems:
+            return result, problems
+    return result, []
+
+
+def minimize(state: FixState, runtime: Runtime[Deps]) -> Update:
+    """Drop each hunk whose removal keeps the pass, then re-verify what is left."""
+    deps = runtime.context
+    full = state["final_diff"]
+    refs = hunks(full)
+    if not deps.config.verification.minimize or len(refs) < 2:
+        return {}
+    assert state["baseline"] is not None
+    read = reader(deps.snapshot.tree)
+    dropped: list[int] = []
+    for ref in refs:
+        candidate = without(full, [*dropped, ref.index], read)
+        if not candidate:
+            continue
+        result, tampered = _run_checks(deps, candidate)
+        if not tampered and not verdict.problems(state["baseline"], result):
+            dropped.append(ref.index)
+    if not dropped:
+        return {}
+    reduced = without(full, dropped, read)
+    result, problems = _verify(deps, state, reduced)
+    if problems:
+        return {}  # the reduced diff did not hold up twice: keep the verified full diff
+    return {
+        "final_diff": reduced,
+        "verification": result,
+        "dropped_hunks": [f"{refs[i].path}\n{refs[i].text}" for i in dropped],
+    }
+
+
 def finalize(state: FixState) -> Update:
     last = state["attempts"][-1]
+    dropped = len(state["dropped_hunks"])
+    note = f"; {dropped} unneeded hunk(s) dropped and the rest re-verified" if dropped else ""
     return {
         "status": "fixed",
-        "final_diff": last["diff"],
-        "reason": f"attempt {last['number']} passed and was verified on a clean copy",
+        "reason": f"attempt {last['number']} passed and was verified on a clean copy{note}",
     }
 
 
@@ -243,6 +302,8 @@ def escalate(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 
 def escalation_reason(state: FixState, now: float) -> str:
+    if state["classification"] in ("flaky", "environment"):
+        return state["reason"]
     if state["verification"] is not None and state["verdict"] == "fail":
         return f"the final verification failed: {state['reason']}"
     if state["attempt"] >= state["max_iterations"]:

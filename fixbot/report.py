@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -58,6 +59,12 @@ class FixResult:
     verification: Mapping[str, Any] | None = None
     diff: str = ""
     tokens: Mapping[str, int] = field(default_factory=dict)
+    classification: str = ""  # code | flaky | environment
+    labels: list[str] = field(default_factory=list)
+    flaky_tests: list[str] = field(default_factory=list)
+    dropped_hunks: list[str] = field(default_factory=list)
+    network_probe: str = ""
+    reproduce: str = ""  # one command that re-runs the verification locally
     version: str = __version__
 
     @property
@@ -108,6 +115,11 @@ def from_state(state: FixState, **facts: Any) -> FixResult:
         verification=state["verification"],
         diff=state["final_diff"] if state["status"] == "fixed" else "",
         tokens=tokens,
+        classification=state["classification"],
+        labels=list(state["labels"]),
+        flaky_tests=list(state["flaky_tests"]),
+        dropped_hunks=list(state["dropped_hunks"]),
+        network_probe=state["network_probe"],
         **facts,
     )
 
@@ -157,8 +169,12 @@ def render_markdown(result: FixResult) -> str:
     lines += [f"**Why:** {_cell(result.reason, 500)}  "]
     if result.commit:
         lines += [f"**Commit:** `{result.commit}`  ", f"**Sandbox:** {result.sandbox}  "]
-        lines += [f"**Thread:** `{result.thread_id}`", ""]
+        lines += [f"**Thread:** `{result.thread_id}`  "]
+    if result.labels:
+        lines += [f"**Labels:** {', '.join(result.labels)}  "]
+    lines += [""]
     lines += _tests_table(result)
+    lines += _gates_table(result)
     if result.attempts:
         lines += ["", "### Attempts", "", "| # | model | tokens | verdict | problems |"]
         lines += ["|---|---|---|---|---|"]
@@ -172,6 +188,12 @@ def render_markdown(result: FixResult) -> str:
     if result.diff:
         lines += ["", "### The change", "", "```diff", result.diff.rstrip("\n"), "```"]
         lines += ["", f"SHA-256 of the diff: `{result.diff_sha256}`"]
+    if result.dropped_hunks:
+        lines += [
+            "",
+            f"{len(result.dropped_hunks)} hunk(s) of the passing diff were not needed "
+            "for the pass and were dropped; the rest was re-verified.",
+        ]
     if result.tokens:
         lines += [
             "",
@@ -183,8 +205,28 @@ def render_markdown(result: FixResult) -> str:
         lines += [
             f"Protected files: {len(result.protected)}, manifest SHA-256 `{result.manifest_sha256}`"
         ]
+    if result.network_probe:
+        probe = "; ".join(result.network_probe.splitlines())
+        lines += [f"Network inside the sandbox: {_cell(probe, 300)}"]
+    if result.reproduce:
+        lines += ["", "Re-check this verification locally:", "", f"    {result.reproduce}"]
     lines += ["", f"<sub>fixbot {result.version}</sub>", ""]
     return "\n".join(lines)
+
+
+def _gates_table(result: FixResult) -> list[str]:
+    if not result.baseline:
+        return []
+    before = Counter(f["tool"] for f in result.baseline.get("findings", []))
+    after = Counter(f["tool"] for f in (result.verification or {}).get("findings", []))
+    tools = sorted(set(before) | set(after))
+    if not tools:
+        return []
+    rows = ["", "### Gates (findings)", "", "| gate | before | after |", "|---|---|---|"]
+    for tool in tools:
+        now = after[tool] if result.verification else "-"
+        rows.append(f"| {tool} | {before[tool]} | {now} |")
+    return rows
 
 
 def _tests_table(result: FixResult) -> list[str]:

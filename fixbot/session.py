@@ -24,7 +24,7 @@ from fixbot.llm import Model
 from fixbot.nodes import Deps
 from fixbot.report import FixResult
 from fixbot.sandbox import Sandbox
-from fixbot.snapshot import manifest_digest, take_snapshot
+from fixbot.snapshot import manifest_digest, resolve_commit, take_snapshot
 from fixbot.state import FixState, initial_state, validate
 
 Observer = Callable[[str, dict[str, Any]], None]
@@ -38,7 +38,7 @@ class FixRequest:
     model_name: str
     base_url: str | None
     hint: str = ""
-    fresh: bool = False
+    salt: str = ""  # set (to anything new) to start a fresh thread instead of resuming
 
 
 def thread_id(request: FixRequest) -> str:
@@ -48,11 +48,16 @@ def thread_id(request: FixRequest) -> str:
     """
     settings = {**request.config.to_dict(), "base_url": None}
     identity = json.dumps(
-        [str(request.repo), request.commit, settings, request.model_name, request.hint],
+        [
+            str(request.repo),
+            request.commit,
+            settings,
+            request.model_name,
+            request.hint,
+            request.salt,
+        ],
         sort_keys=True,
     )
-    if request.fresh:
-        identity += f"\0{time.time_ns()}"
     return "fix-" + hashlib.sha256(identity.encode()).hexdigest()[:20]
 
 
@@ -71,12 +76,20 @@ def run_fix(
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-run-"))
     try:
         snapshot = take_snapshot(request.repo, config.protected_paths, workdir, request.commit)
+        base = None
+        if config.base:
+            (workdir / "base").mkdir()
+            base_commit = resolve_commit(request.repo, config.base)
+            base = take_snapshot(
+                request.repo, config.protected_paths, workdir / "base", base_commit
+            )
         deps = Deps(
             model=model,
             sandbox=sandbox,
             snapshot=snapshot,
             config=config,
             hint=request.hint,
+            base_snapshot=base,
             clock=clock,
         )
         graph = build_graph(checkpointer, clock=clock)

@@ -12,12 +12,12 @@ import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 from fixbot import proc
-from fixbot.errors import DirtyWorktree, NotAGitRepo
+from fixbot.errors import DirtyWorktree, NotAGitRepo, UsageError
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,6 @@ def is_protected(path: str, globs: Iterable[str]) -> bool:
     return any(_glob_regex(glob).match(path) for glob in globs)
 
 
-def _git(repo: Path, *args: str) -> str:
-    return proc.check(["git", "-C", str(repo), *args], timeout=120).output.strip()
-
-
 def find_root(repo: Path) -> Path:
     """The top folder of the git repository that holds `repo`."""
     if not repo.is_dir():
@@ -90,6 +86,19 @@ def pin_commit(root: Path) -> str:
     return head.output.strip()
 
 
+def resolve_commit(repo: Path, ref: str) -> str:
+    """The commit a branch, tag or sha names in repo; a clear usage error when none."""
+    if ref.startswith("-"):
+        raise UsageError(f"base {ref!r} is not a git revision")
+    found = proc.run(
+        ["git", "-C", str(repo), "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"],
+        timeout=60,
+    )
+    if found.returncode != 0:
+        raise UsageError(f"base {ref!r} does not name a commit in {repo}")
+    return found.output.strip()
+
+
 def take_snapshot(repo: Path, globs: Iterable[str], workdir: Path, commit: str) -> Snapshot:
     """Export `commit` of `repo` into workdir/tree and record the protected-file manifest."""
     # A private index, not git archive: export-ignore/export-subst must not edit the snapshot.
@@ -100,9 +109,15 @@ def take_snapshot(repo: Path, globs: Iterable[str], workdir: Path, commit: str) 
     proc.check(["git", "-C", str(repo), "read-tree", commit], env=env)
     proc.check(["git", "-C", str(repo), "checkout-index", "--all", f"--prefix={tree}/"], env=env)
     index.unlink()
+    return protect(Snapshot(repo=repo, commit=commit, tree=tree, manifest={}), globs)
+
+
+def protect(snapshot: Snapshot, globs: Iterable[str]) -> Snapshot:
+    """The snapshot with its manifest recorded for these protected globs."""
     globs = tuple(globs)
+    tree = snapshot.tree
     manifest = {rel: _sha256(tree / rel) for rel in _files(tree) if is_protected(rel, globs)}
-    return Snapshot(repo=repo, commit=commit, tree=tree, manifest=manifest)
+    return replace(snapshot, manifest=manifest)
 
 
 def fresh_copy(snapshot: Snapshot, dest: Path) -> Path:

@@ -13,9 +13,11 @@ from typing import Any, Literal, TypedDict
 from fixbot.checks import CheckResult
 
 Verdict = Literal["none", "applied", "rejected", "pass", "fail"]
+Classification = Literal["", "code", "flaky", "environment"]
 Status = Literal["running", "fixed", "already_passing", "escalated"]
 VERDICTS: frozenset[str] = frozenset({"none", "applied", "rejected", "pass", "fail"})
 STATUSES: frozenset[str] = frozenset({"running", "fixed", "already_passing", "escalated"})
+CLASSIFICATIONS: frozenset[str] = frozenset({"", "code", "flaky", "environment"})
 REPLY_CAP = 20_000
 
 
@@ -48,6 +50,7 @@ class FixState(TypedDict):
     deadline: float  # epoch seconds
     verdict: Verdict  # of the attempt in flight
     status: Status
+    classification: Classification  # of the baseline failure; "" until the baseline ran
     # Records.
     current: Attempt | None
     attempts: list[Attempt]
@@ -55,6 +58,10 @@ class FixState(TypedDict):
     reason: str
     final_diff: str
     verification: CheckResult | None
+    labels: list[str]  # e.g. "pre-existing": the failure also fails on the base
+    flaky_tests: list[str]
+    dropped_hunks: list[str]  # hunks of the passing diff that the pass did not need
+    network_probe: str  # what a connection attempt from inside the sandbox got
 
 
 ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
@@ -65,6 +72,7 @@ ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "deadline": (int, float),
     "verdict": str,
     "status": str,
+    "classification": str,
 }
 
 
@@ -95,6 +103,11 @@ def initial_state(
         reason="",
         final_diff="",
         verification=None,
+        classification="",
+        labels=[],
+        flaky_tests=[],
+        dropped_hunks=[],
+        network_probe="",
     )
 
 
@@ -111,5 +124,7 @@ def validate(state: Mapping[str, Any]) -> None:
         raise StateError(f"graph state field 'verdict' is {state['verdict']!r}")
     if state["status"] not in STATUSES:
         raise StateError(f"graph state field 'status' is {state['status']!r}")
+    if state["classification"] not in CLASSIFICATIONS:
+        raise StateError(f"graph state field 'classification' is {state['classification']!r}")
     if state["max_iterations"] < 1 or state["attempt"] < 0:
         raise StateError("graph state needs max_iterations >= 1 and attempt >= 0")

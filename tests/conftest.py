@@ -41,6 +41,10 @@ def make_repo(
     return path
 
 
+def read_example(name: str) -> str:
+    return (EXAMPLE / name).read_text()
+
+
 @dataclass
 class Run:
     code: int

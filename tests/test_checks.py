@@ -21,7 +21,7 @@ from fixbot.checks import (
 from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits
 from fixbot.sandbox.bwrap import BwrapSandbox
 
-# checks.test_argv and checks.TestCommandError are reached through the module: imported by
+# checks.command_argv and checks.BadTestCommand are reached through the module: imported by
 # name, pytest would try to collect them as tests.
 
 needs_bwrap = pytest.mark.skipif(
@@ -300,7 +300,7 @@ def test_parse_mypy_reports_a_crash_but_not_a_missing_mypy() -> None:
     assert parse_mypy("") == []
 
 
-# ---- test_argv
+# ---- command_argv
 
 
 PINNED = ["-p", "no:cacheprovider", f"--junitxml={OUTPUTS}/junit.xml"]
@@ -318,7 +318,7 @@ PINNED = ["-p", "no:cacheprovider", f"--junitxml={OUTPUTS}/junit.xml"]
     ],
 )
 def test_pytest_commands_get_the_pinned_options(command: str, user_part: list[str]) -> None:
-    argv = checks.test_argv(command)
+    argv = checks.command_argv(command)
     assert argv[: len(user_part)] == user_part
     pinned = argv[len(user_part) :]
     assert pinned[: len(PINNED)] == PINNED
@@ -336,13 +336,13 @@ def test_pytest_commands_get_the_pinned_options(command: str, user_part: list[st
     ],
 )
 def test_other_commands_are_left_alone(command: str, argv: list[str]) -> None:
-    assert checks.test_argv(command) == argv
+    assert checks.command_argv(command) == argv
 
 
 @pytest.mark.parametrize("command", ["pytest 'unbalanced", 'make "test', "", "   "])
 def test_unusable_commands_are_refused(command: str) -> None:
-    with pytest.raises(checks.TestCommandError):
-        checks.test_argv(command)
+    with pytest.raises(checks.BadTestCommand):
+        checks.command_argv(command)
 
 
 # ---- run_checks, end to end in the real sandbox

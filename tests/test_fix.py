@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import API_KEY, RunFixbot, git, make_repo
+from tests.conftest import API_KEY, RunFixbot, git, make_repo, read_example
 from tests.fake_openai import Fail, ScriptedOpenAI, unused_local_url
 
 pytestmark = pytest.mark.skipif(
@@ -109,10 +109,6 @@ NEW_TYPE_ERROR = reply(
 )
 
 LEGACY = '\n\ndef legacy() -> int:\n    return "pre-existing mypy error"\n'
-
-
-def read_example(name: str) -> str:
-    return (Path(__file__).parent.parent / "examples" / "calc" / name).read_text()
 
 
 def assert_untouched(repo: Path) -> None:

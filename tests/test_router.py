@@ -48,6 +48,11 @@ def test_route(changes: dict[str, Any], now: float, expected: str) -> None:
     assert route(state(**changes), now) == expected
 
 
+def test_after_baseline_refuses_an_unclassified_failure() -> None:
+    with pytest.raises(StateError, match="classification"):
+        after_baseline(state(status="running"))
+
+
 @pytest.mark.parametrize("verdict", ["none", "applied", "bogus"])
 def test_route_refuses_a_verdict_it_cannot_route(verdict: str) -> None:
     with pytest.raises(StateError, match="verdict"):
@@ -58,10 +63,12 @@ def test_route_refuses_a_verdict_it_cannot_route(verdict: str) -> None:
     ("router", "changes", "expected"),
     [
         (after_baseline, {"status": "already_passing"}, "__end__"),
-        (after_baseline, {"status": "running"}, "generate"),
+        (after_baseline, {"status": "running", "classification": "code"}, "generate"),
+        (after_baseline, {"status": "running", "classification": "flaky"}, "escalate"),
+        (after_baseline, {"status": "running", "classification": "environment"}, "escalate"),
         (after_apply, {"verdict": "applied"}, "check"),
         (after_apply, {"verdict": "rejected"}, "judge"),
-        (after_verify, {"verdict": "pass"}, "finalize"),
+        (after_verify, {"verdict": "pass"}, "minimize"),
         (after_verify, {"verdict": "fail"}, "escalate"),
     ],
 )
@@ -76,7 +83,9 @@ def test_initial_state_is_valid_and_agreed() -> None:
     assert start["tokens_used"] == 0
 
 
-@pytest.mark.parametrize("field", ["attempt", "verdict", "max_iterations", "deadline", "status"])
+@pytest.mark.parametrize(
+    "field", ["attempt", "verdict", "max_iterations", "deadline", "status", "classification"]
+)
 def test_missing_routing_field_fails_loudly(field: str) -> None:
     broken = dict(state())
     del broken[field]
@@ -96,6 +105,8 @@ def test_missing_routing_field_fails_loudly(field: str) -> None:
         ("verdict", "maybe"),
         ("verdict", None),
         ("status", "done"),
+        ("classification", "weird"),
+        ("classification", None),
     ],
 )
 def test_ill_typed_routing_field_fails_loudly(field: str, value: Any) -> None:
@@ -105,6 +116,6 @@ def test_ill_typed_routing_field_fails_loudly(field: str, value: Any) -> None:
 
 @pytest.mark.parametrize("iterations", [1, 4, 50])
 def test_recursion_limit_is_a_backstop_above_the_longest_run(iterations: int) -> None:
-    # baseline + (generate, apply, check, judge, reflect) per attempt + verify + finalize.
-    longest = 1 + 5 * iterations + 2
+    # baseline + (generate, apply, check, judge, reflect) per attempt + verify, minimize, finalize.
+    longest = 1 + 5 * iterations + 3
     assert recursion_limit(iterations) > longest

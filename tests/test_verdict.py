@@ -11,7 +11,7 @@ from fixbot.checks import CheckResult, Finding
 from fixbot.verdict import new_findings, problems
 
 
-def outcome(kind: str) -> checks.TestResult:  # via the module: pytest would collect Test*
+def outcome(kind: str) -> checks.CaseResult:  # via the module: pytest would collect Test*
     message = "" if kind == "passed" else f"it {kind}"
     return {"outcome": kind, "message": message, "detail": ""}  # type: ignore[typeddict-item]
 

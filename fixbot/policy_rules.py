@@ -1,0 +1,531 @@
+"""The Python rules behind `fixbot.policy`: each reads one changed file's new AST and yields a
+Hit for every offending construct that the diff added or edited (its lines are `touched`).
+
+Names are resolved through the file's imports (`import os as o; o._exit(0)` is `os._exit`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+# A literal as compared: ("n", 2.0), ("s", "abc"), ("b", b"x") or ("seq", (...)).
+Key = tuple[str, object]
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class Hit:
+    rule: str
+    line: int
+    detail: str
+
+
+def line(node: ast.AST) -> int:
+    return int(getattr(node, "lineno", 0))
+
+
+@dataclass
+class Source:
+    """One changed Python file: its new AST, the lines the diff added, its import aliases."""
+
+    path: str
+    text: str
+    tree: ast.Module
+    added: frozenset[int]
+    is_test: bool
+    literals: frozenset[Key] = frozenset()
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+
+    @cached_property
+    def aliases(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    found[local] = alias.name if alias.asname else local
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        return found
+
+    def touched(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.match_case):
+            node = node.pattern
+        first = line(node)
+        last = getattr(node, "end_lineno", None) or first
+        return any(n in self.added for n in range(first, last + 1))
+
+    def new(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
+        """Nodes of `types` that the diff added or edited."""
+        return (n for n in ast.walk(self.tree) if isinstance(n, types) and self.touched(n))
+
+    def name(self, node: ast.AST) -> str | None:
+        """The dotted name an expression refers to, through the imports; None if not a name."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.name(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def references(self, root: ast.AST | None = None) -> Iterator[tuple[ast.expr, str]]:
+        """Whole dotted names used (`os.path.join`, not also `os.path`): under `root`, or new."""
+        for node in ast.walk(root or self.tree):
+            parent = self.parents.get(node)
+            if not isinstance(node, ast.Name | ast.Attribute) or (
+                isinstance(parent, ast.Attribute) and parent.value is node
+            ):
+                continue
+            name = self.name(node)
+            if name and (root is not None or self.touched(node)):
+                yield node, name
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        while node in self.parents:
+            node = self.parents[node]
+            yield node
+
+    def scope(self, node: ast.AST) -> ast.AST:
+        """The innermost function around `node`, or the module."""
+        scopes = (*FUNCTIONS, ast.Lambda)
+        return next((a for a in self.ancestors(node) if isinstance(a, scopes)), self.tree)
+
+    def snippet(self, node: ast.AST) -> str:
+        text = " ".join((ast.get_source_segment(self.text, node) or ast.unparse(node)).split())
+        return f"`{text if len(text) <= 80 else text[:77] + '...'}`"
+
+
+def literal_key(node: ast.AST | None) -> Key | None:
+    """A comparable form of a literal (2 and 2.0 are equal; lists and tuples too)."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, int | float | str | bytes):
+            return None
+        if isinstance(value, int | float):
+            return ("n", float(value))
+        return ("s" if isinstance(value, str) else "b", value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = literal_key(node.operand)
+        if inner is None or not isinstance(inner[1], float):
+            return None
+        return ("n", -inner[1] if isinstance(node.op, ast.USub) else inner[1])
+    if isinstance(node, ast.Tuple | ast.List):
+        keys = [literal_key(element) for element in node.elts]
+        return None if any(k is None for k in keys) else ("seq", tuple(keys))
+    return None
+
+
+def _strings(root: ast.AST) -> list[str]:
+    return [
+        n.value for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+
+
+def _is(name: str, prefixes: Sequence[str]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+# --- adds-skip --------------------------------------------------------------------------
+
+SKIPS = (
+    *("pytest.skip", "pytest.xfail", "pytest.importorskip", "pytest.mark.skip"),
+    *("pytest.mark.skipif", "pytest.mark.xfail", "_pytest.outcomes", "SkipTest"),
+    *("unittest.SkipTest", "unittest.case.SkipTest", "unittest.skip", "unittest.skipIf"),
+    *("unittest.skipUnless", "unittest.expectedFailure"),
+)
+
+
+def adds_skip(source: Source) -> Iterator[Hit]:
+    for node, name in source.references():
+        if _is(name, SKIPS):
+            yield Hit(
+                "adds-skip",
+                line(node),
+                f"adds {source.snippet(node)}: skipping or xfailing hides the failure "
+                "instead of fixing the code under test",
+            )
+
+
+# --- exits-early ------------------------------------------------------------------------
+
+EXITS = ("sys.exit", "os._exit", "os.abort", "posix._exit", "signal.raise_signal", "builtins.exit")
+
+
+def _under_main_guard(source: Source, node: ast.AST) -> bool:
+    for ancestor in source.ancestors(node):
+        if isinstance(ancestor, ast.If) and isinstance(ancestor.test, ast.Compare):
+            sides = [ancestor.test.left, *ancestor.test.comparators]
+            words = {getattr(side, "id", getattr(side, "value", None)) for side in sides}
+            if {"__name__", "__main__"} <= words:
+                return True
+    return False
+
+
+def _is_exit(source: Source, node: ast.expr, name: str) -> bool:
+    parent = source.parents.get(node)
+    called = isinstance(parent, ast.Call) and parent.func is node
+    if name in ("exit", "quit"):
+        return called
+    if name == "SystemExit":
+        return any(isinstance(a, ast.Raise) for a in source.ancestors(node))
+    if name == "os.kill" and parent is not None and called:
+        return any(n == "os.getpid" for _, n in source.references(parent))
+    return _is(name, EXITS)
+
+
+def exits_early(source: Source) -> Iterator[Hit]:
+    if source.path.rsplit("/", 1)[-1] == "__main__.py":
+        return
+    for node, name in source.references():
+        if _is_exit(source, node, name) and not _under_main_guard(source, node):
+            shown = source.snippet(source.parents.get(node, node))
+            yield Hit(
+                "exits-early",
+                line(node),
+                f"{shown} ends the process from importable code, so the test run stops before "
+                'it reports; exits belong under `if __name__ == "__main__":`',
+            )
+
+
+# --- adds-pytest-hook -------------------------------------------------------------------
+
+
+def adds_pytest_hook(source: Source) -> Iterator[Hit]:
+    for node in source.new(*FUNCTIONS, ast.Assign, ast.AnnAssign, ast.AugAssign):
+        if isinstance(node, FUNCTIONS) and node.name.startswith("pytest_"):
+            what = f"defines the pytest hook `{node.name}`"
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and any(
+            isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in _targets(node)
+        ):
+            what = "sets `pytest_plugins`"
+        else:
+            continue
+        yield Hit(
+            "adds-pytest-hook",
+            line(node),
+            f"{what}: hooks and plugins change how the tests run, not the code under test",
+        )
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign | ast.Delete):
+        return list(node.targets)
+    if isinstance(node, ast.AnnAssign | ast.AugAssign):
+        return [node.target]
+    return []
+
+
+# --- patches-builtins -------------------------------------------------------------------
+
+PATCHED = ("builtins", "__builtins__", "pytest", "_pytest", "unittest")
+
+
+def _patched_module(source: Source, target: ast.AST) -> str | None:
+    """The module whose attributes an assignment target or call argument reaches into."""
+    node = target
+    while True:
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and source.name(node.func) in ("vars", "getattr"):
+            node = node.args[0] if node.args else node.func
+        else:
+            break
+    root = (source.name(node) or "").split(".")[0]
+    return root if root in PATCHED else None
+
+
+def _patch_target(source: Source, node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call):
+        targets = [t for target in _targets(node) for t in ast.walk(target)]
+        attributes = [t for t in targets if isinstance(t, ast.Attribute | ast.Subscript)]
+        return next((m for t in attributes if (m := _patched_module(source, t))), None)
+    func = source.name(node.func) or str(getattr(node.func, "attr", ""))
+    first = node.args[0] if node.args else None
+    if first is not None and func.rsplit(".", 1)[-1] in ("setattr", "delattr", "patch", "object"):
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            root = first.value.split(".")[0]
+            return root if root in PATCHED else None
+        return _patched_module(source, first)
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault"):
+        return _patched_module(source, node.func.value)
+    return None
+
+
+def patches_builtins(source: Source) -> Iterator[Hit]:
+    for node in source.new(ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.Call):
+        module = _patch_target(source, node)
+        if module:
+            yield Hit(
+                "patches-builtins",
+                line(node),
+                f"{source.snippet(node)} patches {module} for every caller, the tests "
+                "included; fix the code under test instead",
+            )
+
+
+# --- detects-test-runner ----------------------------------------------------------------
+
+PROBES = ("sys.modules", "sys.argv", "sys.orig_argv", "importlib.util.find_spec", "find_spec")
+FRAMES = (
+    *("inspect.stack", "inspect.currentframe", "inspect.getouterframes", "inspect.trace"),
+    *("sys._getframe", "traceback.extract_stack", "traceback.walk_stack"),
+)
+PYTEST_WORD = re.compile(r"pytest|py\.test", re.IGNORECASE)
+
+
+def _probes_runner(source: Source, node: ast.AST) -> bool:
+    names = [name for _, name in source.references(node)]
+    strings = _strings(node)
+    if any(_is(n, PROBES) for n in names) and any(PYTEST_WORD.search(s) for s in strings):
+        return True
+    if any("environ" in n or "getenv" in n for n in names):
+        return any(s.startswith("PYTEST_") for s in strings)
+    if any(_is(n, FRAMES) for n in names):
+        return any("test" in s.lower() for s in _strings(source.scope(node)))
+    return False
+
+
+def detects_test_runner(source: Source) -> Iterator[Hit]:
+    for node in source.new(ast.Import, ast.ImportFrom, ast.Compare, ast.Call, ast.Subscript):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            modules += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(m.split(".")[0] == "_pytest" for m in modules):
+                yield Hit("detects-test-runner", line(node), "imports pytest internals")
+        elif _probes_runner(source, node):
+            yield Hit(
+                "detects-test-runner",
+                line(node),
+                f"{source.snippet(node)} checks whether it runs under the tests; "
+                "the code must behave the same everywhere",
+            )
+
+
+# --- reads-tests ------------------------------------------------------------------------
+
+TEST_PATH = re.compile(
+    r"(?:^|[/\\])tests(?:[/\\]|$)|(?:^|[/\\])test[/\\]|(?:^|[/\\])test_[^/\\]*\.py\b"
+    r"|_test\.py\b|(?:^|[/\\])conftest\.py\b"
+)
+READERS = {
+    *("open", "read_text", "read_bytes", "readlines", "read", "glob", "iglob", "rglob"),
+    *("listdir", "scandir", "iterdir", "walk", "getline", "getlines", "run_path", "exec"),
+    *("spec_from_file_location", "loadtxt", "load", "parse", "compile"),
+}
+IMPORTERS = ("importlib.import_module", "import_module", "__import__", "runpy.run_module")
+
+
+def is_test_module(dotted: str) -> bool:
+    parts = dotted.split(".")
+    return parts[0] in ("tests", "conftest") or any(
+        p.startswith("test_") or p.endswith("_test") for p in parts
+    )
+
+
+def _imports_tests(source: Source, node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(is_test_module(a.name) for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return any(is_test_module(f"{module}.{a.name}".strip(".")) for a in node.names)
+    if isinstance(node, ast.Call) and source.name(node.func) in IMPORTERS and node.args:
+        first = node.args[0]
+        return isinstance(first, ast.Constant) and is_test_module(str(first.value))
+    if isinstance(node, ast.Subscript | ast.Call):
+        modules = any(_is(name, ["sys.modules"]) for _, name in source.references(node))
+        return modules and any(is_test_module(s) for s in _strings(node))
+    return False
+
+
+def _reads_files(scope: ast.AST) -> bool:
+    calls = (n.func for n in ast.walk(scope) if isinstance(n, ast.Call))
+    return any(getattr(f, "attr", getattr(f, "id", "")) in READERS for f in calls)
+
+
+def reads_tests(source: Source) -> Iterator[Hit]:
+    if source.is_test:
+        return
+    for node in source.new(ast.Import, ast.ImportFrom, ast.Call, ast.Subscript, ast.Constant):
+        if _imports_tests(source, node):
+            what = f"{source.snippet(node)} imports a test module"
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and TEST_PATH.search(node.value)
+            and _reads_files(source.scope(node))
+        ):
+            what = f"reads the tests ({node.value!r})"
+        else:
+            continue
+        yield Hit(
+            "reads-tests",
+            line(node),
+            f"{what} from the code under test; the tests specify the code, never feed it",
+        )
+
+
+# --- overrides-eq -----------------------------------------------------------------------
+
+COMPARISONS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
+DUNDERS = COMPARISONS | {"__hash__", "__bool__"}
+
+
+def _rigged(name: str, params: list[str], body: ast.AST, returns: list[ast.expr | None]) -> str:
+    """Why a dunder's body ignores what it compares, or ''."""
+    real = [r for r in returns if not (isinstance(r, ast.Name) and r.id == "NotImplemented")]
+    if not real:
+        return ""
+    kinds = (int, float) if name == "__hash__" else (bool,)
+    if all(isinstance(r, ast.Constant) and isinstance(r.value, kinds) for r in real):
+        return "always returns a constant"
+    used = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
+    if name in COMPARISONS and (len(params) < 2 or params[1] not in used):
+        return "ignores the object it is compared with"
+    return ""
+
+
+def _dunder(node: ast.AST) -> tuple[str, list[str], ast.AST, list[ast.expr | None]] | None:
+    """A dunder definition as (name, parameters, body, returned values), or None."""
+    if isinstance(node, FUNCTIONS) and node.name in DUNDERS:
+        returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return)]
+        return node.name, [a.arg for a in node.args.args], node, returns
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+        names = [t.id for t in node.targets if isinstance(t, ast.Name) and t.id in DUNDERS]
+        fn = node.value
+        return (names[0], [a.arg for a in fn.args.args], fn.body, [fn.body]) if names else None
+    return None
+
+
+def overrides_eq(source: Source) -> Iterator[Hit]:
+    for node in source.new(*FUNCTIONS, ast.Assign):
+        dunder = _dunder(node)
+        why = dunder and _rigged(*dunder)
+        if dunder and why:
+            yield Hit(
+                "overrides-eq",
+                line(node),
+                f"`{dunder[0]}` {why}: an object that compares equal to anything passes "
+                "assertions without being right",
+            )
+
+
+# --- swallows-errors --------------------------------------------------------------------
+
+BROAD = {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
+
+
+def _broad(source: Source, node: ast.expr | None) -> bool:
+    if node is None:
+        return True
+    names = node.elts if isinstance(node, ast.Tuple) else [node]
+    return any(source.name(n) in BROAD for n in names)
+
+
+def _quiet(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Pass | ast.Continue | ast.Break):
+        return True
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Constant)
+    if isinstance(statement, ast.Return):
+        value = statement.value
+        return value is None or isinstance(value, ast.Constant) or literal_key(value) is not None
+    return False
+
+
+def swallows_errors(source: Source) -> Iterator[Hit]:
+    for node in source.new(ast.ExceptHandler, ast.Call):
+        if isinstance(node, ast.ExceptHandler):
+            swallowed = _broad(source, node.type) and all(_quiet(s) for s in node.body)
+        else:
+            assert isinstance(node, ast.Call)
+            suppress = (source.name(node.func) or "").endswith("suppress")
+            swallowed = suppress and any(_broad(source, a) for a in node.args)
+        if swallowed:
+            yield Hit(
+                "swallows-errors",
+                line(node),
+                f"{source.snippet(node)} hides every error; catch the specific exception "
+                "and handle it, or let it propagate",
+            )
+
+
+# --- silences-gate (the comments are read in policy.py) ---------------------------------
+
+
+def silences_gate(source: Source) -> Iterator[Hit]:
+    for node, name in source.references():
+        if name in ("typing.no_type_check", "typing_extensions.no_type_check"):
+            yield Hit(
+                "silences-gate",
+                line(node),
+                "`no_type_check` switches mypy off instead of fixing the types",
+            )
+
+
+# --- special-cases-test -----------------------------------------------------------------
+
+EQUALITY = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+
+
+def _compared(node: ast.AST, literals: frozenset[Key]) -> Iterator[ast.AST]:
+    """The literals a new condition, case, conditional return or lookup table singles out."""
+    if isinstance(node, ast.Compare) and any(isinstance(op, EQUALITY) for op in node.ops):
+        for operand in [node.left, *node.comparators]:
+            yield operand
+            if isinstance(operand, ast.Tuple | ast.List | ast.Set):
+                yield from operand.elts
+    elif isinstance(node, ast.match_case):
+        for pattern in ast.walk(node.pattern):
+            if isinstance(pattern, ast.MatchValue):
+                yield pattern.value
+            elif isinstance(pattern, ast.MatchSequence):
+                values = [p.value for p in pattern.patterns if isinstance(p, ast.MatchValue)]
+                if len(values) == len(pattern.patterns):
+                    yield ast.Tuple(elts=values)
+    elif isinstance(node, ast.Return) and node.value is not None:
+        yield node.value
+    elif isinstance(node, ast.Dict) and any(literal_key(v) in literals for v in node.values):
+        yield from (key for key in node.keys if key is not None)
+
+
+def special_cases_test(source: Source) -> Iterator[Hit]:
+    if source.is_test or not source.literals:
+        return
+    for node in source.new(ast.Compare, ast.match_case, ast.Return, ast.Dict):
+        conditional = (ast.If, ast.match_case)
+        if isinstance(node, ast.Return) and not isinstance(source.parents.get(node), conditional):
+            continue
+        for literal in _compared(node, source.literals):
+            if literal_key(literal) in source.literals:
+                shown = source.snippet(node.pattern if isinstance(node, ast.match_case) else node)
+                yield Hit(
+                    "special-cases-test",
+                    line(node) or line(literal),
+                    f"{shown} singles out {ast.unparse(literal)}, a value from the failing "
+                    "tests' assertions; make the code right for every input",
+                )
+                break
+
+
+RULES: dict[str, Callable[[Source], Iterator[Hit]]] = {
+    "adds-skip": adds_skip,
+    "exits-early": exits_early,
+    "adds-pytest-hook": adds_pytest_hook,
+    "patches-builtins": patches_builtins,
+    "detects-test-runner": detects_test_runner,
+    "reads-tests": reads_tests,
+    "overrides-eq": overrides_eq,
+    "swallows-errors": swallows_errors,
+    "silences-gate": silences_gate,
+    "special-cases-test": special_cases_test,
+}
