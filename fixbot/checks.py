@@ -57,8 +57,23 @@ class Finding(TypedDict):
     message: str
 
 
+Status = Literal[
+    "passed",
+    "tests_failed",
+    "no_tests_collected",
+    "no_report",  # pytest wrote no readable report (it crashed, or was made to exit early)
+    "timeout",
+    "memory_exceeded",
+    "output_exceeded",
+    "infra_error",  # the test command is missing: the environment, not the code
+]
+# The statuses under which per-test outcomes can be trusted and compared.
+COMPLETED: frozenset[str] = frozenset({"passed", "tests_failed"})
+_OOM_MARK = "[fixbot: memory limit exceeded]"
+
+
 class CheckResult(TypedDict):
-    status: str  # ran | timeout | no_report | command_not_found
+    status: Status
     exit_code: int
     seconds: float
     tests: dict[str, CaseResult]
@@ -110,7 +125,7 @@ def run_checks(
             limits=limits,
             env=TEST_ENV,
         )
-        result = _test_result(argv, run, outputs / "junit.xml")
+        result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
         if lint:
             lint_run = sandbox.run(
                 _RUFF, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits
@@ -144,35 +159,45 @@ _MYPY = [
 ]
 
 
-def _test_result(argv: list[str], run: Completed, report: Path) -> CheckResult:
-    result = CheckResult(
-        status="ran",
-        exit_code=run.returncode,
-        seconds=round(run.seconds, 3),
-        tests={},
-        findings=[],
-        log_tail=run.tail(LOG_CAP),
-        commands=[shlex.join(argv)],
-    )
-    if run.timed_out:
-        result["status"] = "timeout"
-    elif run.returncode == 127 or "No module named pytest" in run.output[:2000]:
-        result["status"] = "command_not_found"
-    elif is_pytest(argv):
+def _test_result(argv: list[str], run: Completed, report: Path, output_cap: int) -> CheckResult:
+    tests: dict[str, CaseResult] | None = {}
+    if is_pytest(argv):
         tests = parse_junit(report)
-        if tests is None:
-            result["status"] = "no_report"
-        else:
-            result["tests"] = tests
-    else:
+    elif not run.timed_out:
         # Not pytest: the whole command is the one test we can see.
         outcome: Outcome = "passed" if run.returncode == 0 else "failed"
-        result["tests"] = {
+        tests = {
             f"command: {shlex.join(argv)}": CaseResult(
                 outcome=outcome, message=f"exit code {run.returncode}", detail=run.tail(DETAIL_CAP)
             )
         }
-    return result
+    status = run_status(run, tests, output_cap)
+    return CheckResult(
+        status=status,
+        exit_code=run.returncode,
+        seconds=round(run.seconds, 3),
+        tests=(tests or {}) if status in COMPLETED else {},
+        findings=[],
+        log_tail=run.tail(LOG_CAP),
+        commands=[shlex.join(argv)],
+    )
+
+
+def run_status(run: Completed, tests: dict[str, CaseResult] | None, output_cap: int) -> Status:
+    """One word for how the test run ended; only passed and tests_failed carry a verdict."""
+    if run.timed_out:
+        return "timeout"
+    if run.output_bytes > output_cap:
+        return "output_exceeded"
+    if run.returncode in (137, -9) or _OOM_MARK in run.output:
+        return "memory_exceeded"
+    if run.returncode == 127 or "No module named pytest" in run.output[:2000]:
+        return "infra_error"  # the test command itself is missing
+    if tests is None:
+        return "memory_exceeded" if "MemoryError" in run.output else "no_report"
+    if not tests:
+        return "no_tests_collected"
+    return "tests_failed" if any(r["outcome"] in FAILING for r in tests.values()) else "passed"
 
 
 def parse_junit(report: Path) -> dict[str, CaseResult] | None:

@@ -6,26 +6,25 @@ import argparse
 import json
 import os
 import shlex
-import sqlite3
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
-from contextlib import closing
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
-
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from fixbot import __version__, log, proc, report
 from fixbot.config import load_config
 from fixbot.errors import FixbotError, SandboxUnavailable, UsageError
 from fixbot.llm import OpenAIModel
+from fixbot.report import FixResult
 from fixbot.reverify import load_evidence, reverify
 from fixbot.sandbox import Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.session import FixRequest, run_fix, thread_id
+from fixbot.session import FixRequest, resume_fix, run_fix, thread_id
 from fixbot.snapshot import find_root, pin_commit
+from fixbot.store import sqlite_checkpointer
 
 STATE_DIR = ".fixbot"
 
@@ -66,6 +65,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="base branch or commit: failures that also fail there are labelled pre-existing",
     )
     fix.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    resume = commands.add_parser(
+        "resume", help="answer an escalated run: continue it with a hint, or abort it"
+    )
+    resume.add_argument("thread", help="the thread id the escalated run printed")
+    resume.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    resume.add_argument("--hint", default="", help="the next critique for the model")
+    resume.add_argument("--extra-iterations", type=int, help="more attempts (capped by config)")
+    resume.add_argument(
+        "--allow-protected",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="allow edits to this one protected file (explicit, logged)",
+    )
+    resume.add_argument("--abort", action="store_true", help="end the run with status aborted")
+    for sub in (resume,):
+        sub.add_argument("--config", type=Path, help="config file (default: PATH/.fixbot.yml)")
+        sub.add_argument("--model", help="model name (else $FIXBOT_MODEL, else config)")
+        sub.add_argument("--base-url", help="OpenAI-compatible endpoint")
+        sub.add_argument("--sandbox", choices=["auto", "docker", "bwrap"])
+        sub.add_argument("--out", type=Path, help="output folder (default: PATH/.fixbot/out)")
+        sub.add_argument("--apply", action="store_true", help="apply a verified fix")
+        sub.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+        sub.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
     check = commands.add_parser(
         "verify", help="re-run the verification recorded in an evidence.json"
     )
@@ -83,7 +106,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     log.configure(fmt=args.log_format, secrets=secrets)
     if args.command == "verify":
         return _verify(args)
-    return _fix(args, env)
+    return _fix(args, env)  # fix and resume
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -109,9 +132,9 @@ def _overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, ob
     for key, value in (
         ("model", model),
         ("base_url", base_url),
-        ("max_iterations", args.max_iterations),
+        ("max_iterations", getattr(args, "max_iterations", None)),
         ("sandbox.backend", args.sandbox),
-        ("base", args.base),
+        ("base", getattr(args, "base", None)),
     ):
         if value is not None and value != "":
             overrides[key] = value
@@ -127,6 +150,7 @@ def choose_sandbox(backend: str) -> Sandbox:
 
 
 def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """`fix` and `resume` share everything but the call that drives the graph."""
     logger = log.get()
     repo = Path(args.path).resolve()
     out: Path | None = args.out.resolve() if args.out else None
@@ -135,46 +159,57 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         root = find_root(repo)
         facts.update(repo=str(root))
         out = out or root / STATE_DIR / "out"
-        commit = pin_commit(root)
-        facts.update(commit=commit)
         config = load_config(root, config_file=args.config, overrides=_overrides(args, env))
         if not config.model:
             raise UsageError(
                 "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
             )
-        request = FixRequest(
-            repo=root,
-            commit=commit,
-            config=config,
-            model_name=config.model,
-            base_url=config.base_url,
-            hint=args.hint,
-            salt=uuid.uuid4().hex if args.fresh else "",
-        )
-        facts.update(thread_id=thread_id(request))
         sandbox = choose_sandbox(config.sandbox.backend)
-        state_dir = root / STATE_DIR
-        state_dir.mkdir(exist_ok=True)
         with (
-            closing(sqlite3.connect(state_dir / "state.db", check_same_thread=False)) as db,
+            sqlite_checkpointer(root / STATE_DIR / "state.db") as checkpointer,
             OpenAIModel(
                 model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
             ) as model,
         ):
-            result = run_fix(
-                request,
-                model=model,
-                sandbox=sandbox,
-                checkpointer=SqliteSaver(db),
-                observe=lambda node, update: _observe(logger, node, update),
-            )
+            observe = partial(_observe, logger)
+            if args.command == "resume":
+                facts.update(thread_id=args.thread)
+                result = resume_fix(
+                    args.thread,
+                    _answer(args, env),
+                    repo=root,
+                    config=config,
+                    model=model,
+                    sandbox=sandbox,
+                    checkpointer=checkpointer,
+                    observe=observe,
+                )
+            else:
+                commit = pin_commit(root)
+                request = FixRequest(
+                    repo=root,
+                    commit=commit,
+                    config=config,
+                    model_name=config.model,
+                    base_url=config.base_url,
+                    hint=args.hint,
+                    salt=uuid.uuid4().hex if args.fresh else "",
+                )
+                facts.update(commit=commit, thread_id=thread_id(request))
+                result = run_fix(
+                    request,
+                    model=model,
+                    sandbox=sandbox,
+                    checkpointer=checkpointer,
+                    observe=observe,
+                )
         if result.status == "fixed":
             evidence_path = shlex.quote(str(out / "evidence.json"))
             result = replace(
                 result, reproduce=f"fixbot verify {evidence_path} --repo {shlex.quote(str(root))}"
             )
         if args.apply and result.status == "fixed":
-            _apply(root, commit, result.diff)
+            _apply(root, result.commit, result.diff)
     except FixbotError as exc:
         logger.error("run_failed", error=str(exc), kind=type(exc).__name__)
         result = report.error_result(exc, **facts)
@@ -188,9 +223,32 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         thread_id=result.thread_id,
         exit_code=result.exit_code,
     )
+    if result.status == "escalated" and result.thread_id:
+        logger.info("how_to_resume", command=_resume_hint(result))
     if args.json:
         sys.stdout.write(json.dumps(result.summary(), sort_keys=True) + "\n")
     return result.exit_code
+
+
+def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
+    if args.abort:
+        return {"action": "abort", "by": env.get("USER", "")}
+    return {
+        "action": "continue",
+        "hint": args.hint,
+        "extra_iterations": args.extra_iterations or 0,
+        "allow_protected": list(args.allow_protected),
+        "by": env.get("USER", ""),
+    }
+
+
+def _resume_hint(result: FixResult) -> str:
+    repo = shlex.quote(result.repo)
+    return (
+        f"fixbot resume {result.thread_id} {repo} --hint 'where the bug is' "
+        f"[--extra-iterations N] [--allow-protected PATH] | "
+        f"fixbot resume {result.thread_id} {repo} --abort"
+    )
 
 
 def _observe(logger: Any, node: str, update: dict[str, Any]) -> None:

@@ -68,6 +68,14 @@ class Verification:
 
 
 @dataclass(frozen=True)
+class ResumeLimits:
+    default_extra_iterations: int = _bounded(2, minimum=1, maximum=10)
+    max_extra_iterations: int = _bounded(3, minimum=1, maximum=10)  # no one grants more
+    extra_tokens: int = _bounded(100_000, minimum=1)
+    extra_seconds: int = _bounded(900, minimum=1)
+
+
+@dataclass(frozen=True)
 class Config:
     test_command: str = field(default="python -m pytest", metadata={"shell_words": True})
     setup_command: str | None = None
@@ -81,6 +89,7 @@ class Config:
     policy: Literal["strict", "lenient", "off"] = "strict"
     verification: Verification = Verification()
     base: str | None = None  # the base branch or commit, to label pre-existing failures
+    resume: ResumeLimits = ResumeLimits()
     source: str | None = field(default=None, metadata={"internal": True})
 
     def to_dict(self) -> dict[str, object]:

@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from fixbot import nodes
+from fixbot import escalation, nodes
 from fixbot.nodes import Deps
 from fixbot.state import FixState, StateError
 
@@ -80,7 +80,8 @@ def build_graph(
     graph.add_node("verify", nodes.verify)
     graph.add_node("minimize", nodes.minimize)
     graph.add_node("finalize", nodes.finalize)
-    graph.add_node("escalate", nodes.escalate)
+    graph.add_node("escalate", escalation.escalate)
+    graph.add_node("await_human", escalation.await_human)
     graph.add_edge(START, "baseline")
     graph.add_conditional_edges("baseline", after_baseline)
     graph.add_edge("generate", "apply")
@@ -91,5 +92,6 @@ def build_graph(
     graph.add_conditional_edges("verify", after_verify)
     graph.add_edge("minimize", "finalize")
     graph.add_edge("finalize", END)
-    graph.add_edge("escalate", END)
+    graph.add_edge("escalate", "await_human")
+    graph.add_conditional_edges("await_human", escalation.after_human)
     return graph.compile(checkpointer=checkpointer)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,14 +17,14 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from fixbot import context, diff, policy, prompts, verdict
-from fixbot.checks import CheckResult, failing_tests
+from fixbot.checks import COMPLETED, CheckResult, failing_tests
 from fixbot.classify import classify
 from fixbot.config import Config
 from fixbot.errors import EnvironmentProblem
 from fixbot.llm import Model
 from fixbot.minimize import hunks, without
 from fixbot.sandbox import Limits, Sandbox
-from fixbot.snapshot import Snapshot, is_protected, repo_files
+from fixbot.snapshot import Snapshot, is_protected, repo_files, unprotect
 from fixbot.state import REPLY_CAP, Attempt, FixState
 from fixbot.trial import reader, run_trial
 
@@ -38,7 +38,6 @@ class Deps:
     sandbox: Sandbox
     snapshot: Snapshot
     config: Config
-    hint: str = ""
     base_snapshot: Snapshot | None = None
     clock: Callable[[], float] = time.time
     files: list[str] = field(default_factory=list)
@@ -52,9 +51,10 @@ class Deps:
 
 
 def _run_checks(
-    deps: Deps, patch_text: str, *, snapshot: Snapshot | None = None
+    deps: Deps, patch_text: str, *, snapshot: Snapshot | None = None, allowed: Sequence[str] = ()
 ) -> tuple[CheckResult, list[str]]:
-    return run_trial(deps.sandbox, snapshot or deps.snapshot, deps.config, patch_text)
+    snapshot = unprotect(snapshot or deps.snapshot, allowed)
+    return run_trial(deps.sandbox, snapshot, deps.config, patch_text)
 
 
 def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
@@ -81,18 +81,19 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
 def _complete_baseline(deps: Deps, result: CheckResult) -> CheckResult:
     """A baseline that did not run properly is the environment's problem, never a model's."""
     tail = result["log_tail"][-800:]
-    if result["status"] == "command_not_found":
+    status = result["status"]
+    if status == "infra_error":
         raise EnvironmentProblem(
             f"the test command was not found in the sandbox: {deps.config.test_command}\n{tail}"
         )
-    if result["status"] != "ran":
-        raise EnvironmentProblem(
-            f"the baseline test run did not complete ({result['status']}); last output:\n{tail}"
-        )
-    if not result["tests"]:
+    if status == "no_tests_collected":
         raise EnvironmentProblem(
             "the baseline collected no tests: check test_command in .fixbot.yml "
             f"(exit code {result['exit_code']})\n{tail}"
+        )
+    if status not in COMPLETED:
+        raise EnvironmentProblem(
+            f"the baseline test run did not complete ({status}); last output:\n{tail}"
         )
     return result
 
@@ -135,7 +136,9 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         {"role": "system", "content": prompts.render("system.j2", protected=deps.protected_globs)},
         {
             "role": "user",
-            "content": prompts.render("task.j2", commit=state["commit"], hint=deps.hint, **values),
+            "content": prompts.render(
+                "task.j2", commit=state["commit"], hint=state["hint"], **values
+            ),
         },
     ]
     for previous in state["attempts"][-1:]:
@@ -167,7 +170,12 @@ def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Pure diff work: extract, locate, screen; nothing runs here."""
     current = state["current"]
     assert current is not None and state["baseline"] is not None
-    patch, problems = _screen(current["reply"], runtime.context, failing_tests(state["baseline"]))
+    patch, problems = _screen(
+        current["reply"],
+        runtime.context,
+        failing_tests(state["baseline"]),
+        state["allowed_protected"],
+    )
     if patch is not None and not problems:
         return {"current": {**current, "diff": patch.diff}, "verdict": "applied"}
     return {
@@ -176,7 +184,9 @@ def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
     }
 
 
-def _screen(reply: str, deps: Deps, failing: list[str]) -> tuple[diff.Patch | None, list[str]]:
+def _screen(
+    reply: str, deps: Deps, failing: list[str], allowed: Sequence[str]
+) -> tuple[diff.Patch | None, list[str]]:
     """The candidate patch in a reply, and every reason to refuse it before it runs."""
     text = diff.extract_diff(reply)
     if text is None:
@@ -189,7 +199,7 @@ def _screen(reply: str, deps: Deps, failing: list[str]) -> tuple[diff.Patch | No
         f"the diff touches protected path {path}; tests and their configuration "
         "are the specification and cannot be changed"
         for path in patch.paths
-        if is_protected(path, deps.protected_globs)
+        if (is_protected(path, deps.protected_globs) and path not in allowed)
         or path == FIXBOT_DIR
         or path.startswith(FIXBOT_DIR + "/")
     ]
@@ -202,7 +212,9 @@ def _screen(reply: str, deps: Deps, failing: list[str]) -> tuple[diff.Patch | No
 def check(state: FixState, runtime: Runtime[Deps]) -> Update:
     current = state["current"]
     assert current is not None
-    result, tampered = _run_checks(runtime.context, current["diff"])
+    result, tampered = _run_checks(
+        runtime.context, current["diff"], allowed=state["allowed_protected"]
+    )
     problems = [f"protected file {path} was modified while the checks ran" for path in tampered]
     return {"current": {**current, "check": result, "problems": problems}}
 
@@ -249,7 +261,7 @@ def _verify(deps: Deps, state: FixState, patch_text: str) -> tuple[CheckResult, 
     """Every one of the configured final runs must pass; the first problems found end it."""
     assert state["baseline"] is not None
     for _ in range(deps.config.verification.final_runs):
-        result, tampered = _run_checks(deps, patch_text)
+        result, tampered = _run_checks(deps, patch_text, allowed=state["allowed_protected"])
         problems = [f"protected file {p} was modified" for p in tampered]
         problems += verdict.problems(state["baseline"], result)
         if problems:
@@ -271,7 +283,7 @@ def minimize(state: FixState, runtime: Runtime[Deps]) -> Update:
         candidate = without(full, [*dropped, ref.index], read)
         if not candidate:
             continue
-        result, tampered = _run_checks(deps, candidate)
+        result, tampered = _run_checks(deps, candidate, allowed=state["allowed_protected"])
         if not tampered and not verdict.problems(state["baseline"], result):
             dropped.append(ref.index)
     if not dropped:
@@ -295,21 +307,3 @@ def finalize(state: FixState) -> Update:
         "status": "fixed",
         "reason": f"attempt {last['number']} passed and was verified on a clean copy{note}",
     }
-
-
-def escalate(state: FixState, runtime: Runtime[Deps]) -> Update:
-    return {"status": "escalated", "reason": escalation_reason(state, runtime.context.clock())}
-
-
-def escalation_reason(state: FixState, now: float) -> str:
-    if state["classification"] in ("flaky", "environment"):
-        return state["reason"]
-    if state["verification"] is not None and state["verdict"] == "fail":
-        return f"the final verification failed: {state['reason']}"
-    if state["attempt"] >= state["max_iterations"]:
-        return f"iterations: {state['attempt']} of {state['max_iterations']} attempts used"
-    if state["tokens_used"] >= state["token_budget"]:
-        return f"budget: {state['tokens_used']} of {state['token_budget']} tokens used"
-    if now >= state["deadline"]:
-        return "budget: the wall-clock deadline passed"
-    return "escalated"

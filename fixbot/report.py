@@ -2,7 +2,8 @@
 
 Exit codes:
     0  fixed, or already passing
-    1  not fixed: escalated (attempts or budget spent, every candidate rejected)
+    1  not fixed: escalated (attempts or budget spent, every candidate rejected, flaky,
+       environment) or aborted by a human
     2  usage or configuration error
     3  environment error: no sandbox, model unreachable, not a git repository, dirty tree, ...
 """
@@ -28,7 +29,12 @@ EXIT_NOT_FIXED = 1
 EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 3
 
-_EXIT_BY_STATUS = {"fixed": EXIT_OK, "already_passing": EXIT_OK, "escalated": EXIT_NOT_FIXED}
+_EXIT_BY_STATUS = {
+    "fixed": EXIT_OK,
+    "already_passing": EXIT_OK,
+    "escalated": EXIT_NOT_FIXED,
+    "aborted": EXIT_NOT_FIXED,
+}
 
 
 def exit_code(status: str, error_kind: str = "") -> int:
@@ -65,6 +71,9 @@ class FixResult:
     dropped_hunks: list[str] = field(default_factory=list)
     network_probe: str = ""
     reproduce: str = ""  # one command that re-runs the verification locally
+    allowed_protected: list[str] = field(default_factory=list)  # opened to edits by a human
+    hint: str = ""
+    resumes: int = 0
     version: str = __version__
 
     @property
@@ -120,6 +129,9 @@ def from_state(state: FixState, **facts: Any) -> FixResult:
         flaky_tests=list(state["flaky_tests"]),
         dropped_hunks=list(state["dropped_hunks"]),
         network_probe=state["network_probe"],
+        allowed_protected=list(state["allowed_protected"]),
+        hint=state["hint"],
+        resumes=state["resumes"],
         **facts,
     )
 
@@ -155,6 +167,7 @@ _HEADLINES = {
     "fixed": "fixbot fixed the failing checks",
     "already_passing": "The checks already pass: nothing to fix",
     "escalated": "fixbot could not fix the failing checks: a human is needed",
+    "aborted": "The fix was aborted by a human",
     "error": "fixbot could not run",
 }
 
@@ -172,6 +185,9 @@ def render_markdown(result: FixResult) -> str:
         lines += [f"**Thread:** `{result.thread_id}`  "]
     if result.labels:
         lines += [f"**Labels:** {', '.join(result.labels)}  "]
+    if result.allowed_protected:
+        allowed = ", ".join(f"`{p}`" for p in result.allowed_protected)
+        lines += [f"**Protected files a maintainer allowed to change:** {allowed}  "]
     lines += [""]
     lines += _tests_table(result)
     lines += _gates_table(result)

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command, StateSnapshot
 
 from fixbot import report
 from fixbot.config import Config
+from fixbot.errors import UsageError
 from fixbot.graph import build_graph, recursion_limit
 from fixbot.llm import Model
 from fixbot.nodes import Deps
@@ -70,67 +72,147 @@ def run_fix(
     observe: Observer = lambda node, update: None,
     clock: Callable[[], float] = time.time,
 ) -> FixResult:
-    """Run (or resume) the graph for this request and return its result as data."""
-    config = request.config
+    """Run the graph for this request, resume it after a crash, or report it when it ended
+    (or waits for a human): the same request never repeats work that was recorded."""
     thread = thread_id(request)
+    graph = build_graph(checkpointer, clock=clock)
+    saved = graph.get_state(_run_config(thread, request.config.max_iterations))
+    start: FixState | Command[Any] | None = None
+    if not saved.values:
+        start = initial_state(
+            thread_id=thread,
+            commit=request.commit,
+            manifest={},  # filled from the snapshot below
+            max_iterations=request.config.max_iterations,
+            token_budget=request.config.budget.tokens,
+            deadline=clock() + request.config.budget.wall_clock_seconds,
+            hint=request.hint,
+        )
+    elif not saved.next or _waiting(saved):
+        observe("resumed", {"thread_id": thread, "finished": True})
+        return _result(saved.values, request.repo, request.config, sandbox)
+    else:
+        observe("resumed", {"thread_id": thread, "next": list(saved.next)})
+    return _drive(
+        graph,
+        thread,
+        start,
+        request.repo,
+        request.commit,
+        request.config,
+        model=model,
+        sandbox=sandbox,
+        observe=observe,
+        clock=clock,
+    )
+
+
+def resume_fix(
+    thread: str,
+    answer: dict[str, Any],
+    *,
+    repo: Path,
+    config: Config,
+    model: Model,
+    sandbox: Sandbox,
+    checkpointer: BaseCheckpointSaver[Any],
+    observe: Observer = lambda node, update: None,
+    clock: Callable[[], float] = time.time,
+) -> FixResult:
+    """Answer the question a paused run asked (Command(resume=answer)) and run on."""
+    graph = build_graph(checkpointer, clock=clock)
+    saved = graph.get_state(_run_config(thread, config.max_iterations))
+    if not saved.values:
+        raise UsageError(f"no run is recorded under thread {thread!r} in this state database")
+    if not _waiting(saved):
+        status = saved.values.get("status", "unknown")
+        raise UsageError(
+            f"thread {thread!r} has no pending question (status {status}): it was already "
+            "answered, or it never escalated"
+        )
+    validate(saved.values)
+    return _drive(
+        graph,
+        thread,
+        Command(resume=answer),
+        repo,
+        saved.values["commit"],
+        config,
+        model=model,
+        sandbox=sandbox,
+        observe=observe,
+        clock=clock,
+        iterations=saved.values["max_iterations"] + config.resume.max_extra_iterations,
+    )
+
+
+def _waiting(saved: StateSnapshot) -> bool:
+    """The run is paused in await_human for an answer."""
+    return any(task.interrupts for task in saved.tasks)
+
+
+def _run_config(thread: str, iterations: int) -> Any:
+    return {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(iterations)}
+
+
+def _drive(
+    graph: Any,
+    thread: str,
+    start: FixState | Command[Any] | None,
+    repo: Path,
+    commit: str,
+    config: Config,
+    *,
+    model: Model,
+    sandbox: Sandbox,
+    observe: Observer,
+    clock: Callable[[], float],
+    iterations: int | None = None,
+) -> FixResult:
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-run-"))
     try:
-        snapshot = take_snapshot(request.repo, config.protected_paths, workdir, request.commit)
+        snapshot = take_snapshot(repo, config.protected_paths, workdir, commit)
         base = None
         if config.base:
             (workdir / "base").mkdir()
-            base_commit = resolve_commit(request.repo, config.base)
-            base = take_snapshot(
-                request.repo, config.protected_paths, workdir / "base", base_commit
-            )
+            base_commit = resolve_commit(repo, config.base)
+            base = take_snapshot(repo, config.protected_paths, workdir / "base", base_commit)
         deps = Deps(
             model=model,
             sandbox=sandbox,
             snapshot=snapshot,
             config=config,
-            hint=request.hint,
             base_snapshot=base,
             clock=clock,
         )
-        graph = build_graph(checkpointer, clock=clock)
-        run_config: Any = {
-            "configurable": {"thread_id": thread},
-            "recursion_limit": recursion_limit(config.max_iterations),
-        }
-        saved = graph.get_state(run_config)
-        if saved.values and not saved.next:
-            observe("resumed", {"thread_id": thread, "finished": True})
-            state: Any = saved.values
+        if isinstance(start, dict):
+            start = FixState(**{**start, "manifest": dict(snapshot.manifest)})
+            validate(start)
         else:
-            if saved.values:
-                validate(saved.values)
-                observe("resumed", {"thread_id": thread, "next": list(saved.next)})
-                start: FixState | None = None
-            else:
-                start = initial_state(
-                    thread_id=thread,
-                    commit=request.commit,
-                    manifest=snapshot.manifest,
-                    max_iterations=config.max_iterations,
-                    token_budget=config.budget.tokens,
-                    deadline=clock() + config.budget.wall_clock_seconds,
-                )
-                validate(start)
-            # durability="sync": each step's checkpoint is on disk before the next step starts,
-            # so a crash never loses a model reply or a check result that was already paid for.
-            for chunk in graph.stream(
-                start, run_config, context=deps, stream_mode="updates", durability="sync"
-            ):
-                for node, update in chunk.items():
+            validate(graph.get_state(_run_config(thread, 1)).values)
+        run_config = _run_config(thread, iterations or config.max_iterations)
+        # durability="sync": each step's checkpoint is on disk before the next step starts,
+        # so a crash never loses a model reply or a check result that was already paid for.
+        for chunk in graph.stream(
+            start, run_config, context=deps, stream_mode="updates", durability="sync"
+        ):
+            for node, update in chunk.items():
+                if node == "__interrupt__":
+                    observe("paused", {"thread_id": thread})
+                else:
                     observe(node, update if isinstance(update, dict) else {})
-            state = graph.get_state(run_config).values
-        return report.from_state(
-            state,
-            repo=str(request.repo),
-            sandbox=sandbox.describe(),
-            config=config.to_dict(),
-            manifest_sha256=manifest_digest(snapshot.manifest),
-            protected=list(snapshot.protected),
-        )
+        return _result(graph.get_state(run_config).values, repo, config, sandbox)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _result(state: Any, repo: Path, config: Config, sandbox: Sandbox) -> FixResult:
+    manifest = state["manifest"]
+    return report.from_state(
+        state,
+        repo=str(repo),
+        sandbox=sandbox.describe(),
+        config=config.to_dict(),
+        manifest_sha256=manifest_digest(manifest),
+        protected=sorted(manifest),
+    )

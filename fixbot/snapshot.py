@@ -112,6 +112,14 @@ def take_snapshot(repo: Path, globs: Iterable[str], workdir: Path, commit: str) 
     return protect(Snapshot(repo=repo, commit=commit, tree=tree, manifest={}), globs)
 
 
+def unprotect(snapshot: Snapshot, paths: Iterable[str]) -> Snapshot:
+    """The snapshot without these paths in its manifest (a human allowed edits to them)."""
+    drop = set(paths)
+    if not drop:
+        return snapshot
+    return replace(snapshot, manifest={k: v for k, v in snapshot.manifest.items() if k not in drop})
+
+
 def protect(snapshot: Snapshot, globs: Iterable[str]) -> Snapshot:
     """The snapshot with its manifest recorded for these protected globs."""
     globs = tuple(globs)

@@ -14,9 +14,11 @@ from fixbot.checks import CheckResult
 
 Verdict = Literal["none", "applied", "rejected", "pass", "fail"]
 Classification = Literal["", "code", "flaky", "environment"]
-Status = Literal["running", "fixed", "already_passing", "escalated"]
+Status = Literal["running", "fixed", "already_passing", "escalated", "aborted"]
 VERDICTS: frozenset[str] = frozenset({"none", "applied", "rejected", "pass", "fail"})
-STATUSES: frozenset[str] = frozenset({"running", "fixed", "already_passing", "escalated"})
+STATUSES: frozenset[str] = frozenset(
+    {"running", "fixed", "already_passing", "escalated", "aborted"}
+)
 CLASSIFICATIONS: frozenset[str] = frozenset({"", "code", "flaky", "environment"})
 REPLY_CAP = 20_000
 
@@ -62,6 +64,9 @@ class FixState(TypedDict):
     flaky_tests: list[str]
     dropped_hunks: list[str]  # hunks of the passing diff that the pass did not need
     network_probe: str  # what a connection attempt from inside the sandbox got
+    hint: str  # a human's hint, shown in every prompt from then on
+    allowed_protected: list[str]  # protected files a human explicitly opened to edits
+    resumes: int  # answers to escalations so far
 
 
 ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
@@ -84,6 +89,7 @@ def initial_state(
     max_iterations: int,
     token_budget: int,
     deadline: float,
+    hint: str = "",
 ) -> FixState:
     return FixState(
         thread_id=thread_id,
@@ -108,6 +114,9 @@ def initial_state(
         flaky_tests=[],
         dropped_hunks=[],
         network_probe="",
+        hint=hint,
+        allowed_protected=[],
+        resumes=0,
     )
 
 

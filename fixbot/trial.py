@@ -14,7 +14,7 @@ from pathlib import Path
 from fixbot import diff
 from fixbot.checks import BadTestCommand, CheckResult, run_checks
 from fixbot.config import Config
-from fixbot.errors import UsageError
+from fixbot.errors import SandboxFailed, UsageError
 from fixbot.sandbox import Limits, Sandbox
 from fixbot.snapshot import (
     Snapshot,
@@ -23,6 +23,8 @@ from fixbot.snapshot import (
     read_inside,
     restore_protected,
 )
+
+INFRA_ATTEMPTS = 3
 
 
 def limits_for(config: Config) -> Limits:
@@ -37,7 +39,23 @@ def reader(root: Path) -> Callable[[str], str | None]:
 def run_trial(
     sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str
 ) -> tuple[CheckResult, list[str]]:
-    """(the checks' result, protected files found modified afterwards)"""
+    """(the checks' result, protected files found modified afterwards)
+
+    A failure of the sandbox itself (not of the code in it) is retried a bounded number of
+    times on a fresh copy, then raised: it is the environment's problem and costs no budget.
+    """
+    failures: list[str] = []
+    for _ in range(INFRA_ATTEMPTS):
+        try:
+            return _run_once(sandbox, snapshot, config, patch_text)
+        except SandboxFailed as exc:
+            failures.append(str(exc))
+    raise SandboxFailed(f"the sandbox failed {INFRA_ATTEMPTS} times in a row; last: {failures[-1]}")
+
+
+def _run_once(
+    sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str
+) -> tuple[CheckResult, list[str]]:
     scratch = Path(tempfile.mkdtemp(prefix="fixbot-attempt-"))
     try:
         workspace = fresh_copy(snapshot, scratch / "repo")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from fixbot.checks import FAILING, CheckResult, Finding, failing_tests
+from fixbot.checks import COMPLETED, FAILING, CheckResult, Finding, failing_tests
 
 
 def _key(finding: Finding) -> tuple[str, str, str, str]:
@@ -31,7 +31,7 @@ def new_findings(baseline: CheckResult, attempt: CheckResult) -> list[Finding]:
 
 def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
     """Why the attempt is not a pass; an empty list is a pass."""
-    if attempt["status"] != "ran":
+    if attempt["status"] not in COMPLETED:
         return [f"the test run did not complete: {attempt['status']}"]
     found: list[str] = []
     tests = attempt["tests"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +73,15 @@ def _reset_logging() -> Iterator[None]:
 
 @pytest.fixture
 def run_fixbot(capsys: pytest.CaptureFixture[str]) -> RunFixbot:
-    def run(repo: Path, *args: str, base_url: str, env: Mapping[str, str] | None = None) -> Run:
+    def run(
+        repo: Path,
+        *args: str,
+        base_url: str,
+        env: Mapping[str, str] | None = None,
+        command: str = "fix",
+        thread: str = "",
+        extra: Sequence[str] = (),
+    ) -> Run:
         environ = {
             "OPENAI_API_KEY": API_KEY,
             "OPENAI_BASE_URL": base_url,
@@ -81,7 +89,8 @@ def run_fixbot(capsys: pytest.CaptureFixture[str]) -> RunFixbot:
             **(env or {}),
         }
         capsys.readouterr()
-        code = cli.main(["fix", str(repo), "--log-format", "json", *args], environ)
+        head = [command, thread] if command == "resume" else [command]
+        code = cli.main([*head, str(repo), "--log-format", "json", *args, *extra], environ)
         captured = capsys.readouterr()
         return Run(code, captured.out, captured.err, repo / ".fixbot" / "out")
 

@@ -16,7 +16,13 @@ def run(**outcomes: tuple[str, str]) -> CheckResult:
         for name, (outcome, message) in outcomes.items()
     }
     return CheckResult(
-        status="ran", exit_code=1, seconds=0.1, tests=tests, findings=[], log_tail="", commands=[]
+        status="tests_failed",
+        exit_code=1,
+        seconds=0.1,
+        tests=tests,
+        findings=[],
+        log_tail="",
+        commands=[],
     )
 
 

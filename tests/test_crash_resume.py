@@ -79,7 +79,15 @@ def test_killed_during_the_second_model_call_resumes_without_redoing_work(
         release.set()
     assert second.returncode == 0, err
     # Baseline and attempt 1 were not redone: the rerun starts at the interrupted model call.
-    assert nodes_run(err) == ["generate", "apply", "check", "judge", "verify", "minimize", "finalize"]
+    assert nodes_run(err) == [
+        "generate",
+        "apply",
+        "check",
+        "judge",
+        "verify",
+        "minimize",
+        "finalize",
+    ]
     assert len(server.requests) == 3
     evidence = json.loads((repo / ".fixbot" / "out" / "evidence.json").read_text())
     assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "pass"]

@@ -19,10 +19,11 @@ def outcome(kind: str) -> checks.CaseResult:  # via the module: pytest would col
 def checked(
     tests: dict[str, str],
     findings: Sequence[Finding] = (),
-    status: str = "ran",
+    status: str = "",
 ) -> CheckResult:
+    failing = any(kind in ("failed", "error") for kind in tests.values())
     return CheckResult(
-        status=status,
+        status=status or ("tests_failed" if failing else "passed"),
         exit_code=0 if all(kind == "passed" for kind in tests.values()) else 1,
         seconds=1.0,
         tests={test: outcome(kind) for test, kind in tests.items()},
@@ -191,7 +192,17 @@ def test_problems(baseline: CheckResult, attempt: CheckResult, expected: list[st
         assert fragment in problem, (fragment, found)
 
 
-@pytest.mark.parametrize("status", ["timeout", "no_report", "command_not_found"])
+@pytest.mark.parametrize(
+    "status",
+    [
+        "timeout",
+        "no_report",
+        "infra_error",
+        "memory_exceeded",
+        "output_exceeded",
+        "no_tests_collected",
+    ],
+)
 def test_a_run_that_did_not_complete_is_never_a_pass(status: str) -> None:
     attempt = checked({"t::test_broken": "passed", "t::test_ok": "passed"}, status=status)
     found = problems(checked(BASE), attempt)
