@@ -17,6 +17,9 @@ from typing import Any
 from fixbot import __version__, log, proc, report
 from fixbot.config import load_config
 from fixbot.errors import FixbotError, SandboxUnavailable, UsageError
+from fixbot.graph import build_graph
+from fixbot.history import render_attempt, render_history
+from fixbot.history import rows as history_rows
 from fixbot.llm import OpenAIModel
 from fixbot.report import FixResult
 from fixbot.reverify import load_evidence, reverify
@@ -24,9 +27,10 @@ from fixbot.sandbox import Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.session import FixRequest, resume_fix, run_fix, thread_id
 from fixbot.snapshot import find_root, pin_commit
-from fixbot.store import sqlite_checkpointer
+from fixbot.store import checkpointer_for, thread_lock
 
 STATE_DIR = ".fixbot"
+SECRET_VARIABLES = ("OPENAI_API_KEY", "GITHUB_TOKEN", "FIXBOT_DATABASE_URL")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--apply", action="store_true", help="apply a verified fix")
         sub.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
         sub.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    for name, text in (("history", "list a thread's attempts"), ("show", "print one attempt")):
+        view = commands.add_parser(name, help=text)
+        view.add_argument("thread", help="the thread id")
+        view.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+        if name == "show":
+            view.add_argument("--attempt", type=int, required=True, help="the attempt number")
+        view.add_argument("--json", action="store_true", help="print JSON on stdout")
+        view.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
     check = commands.add_parser(
         "verify", help="re-run the verification recorded in an evidence.json"
     )
@@ -102,11 +114,38 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     env = os.environ if environ is None else environ
-    secrets = [env[k] for k in ("OPENAI_API_KEY", "GITHUB_TOKEN") if env.get(k)]
+    secrets = [env[k] for k in SECRET_VARIABLES if env.get(k)]
     log.configure(fmt=args.log_format, secrets=secrets)
     if args.command == "verify":
         return _verify(args)
+    if args.command in ("history", "show"):
+        return _history(args, env)
     return _fix(args, env)  # fix and resume
+
+
+def _history(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    try:
+        root = find_root(Path(args.path).resolve())
+        with checkpointer_for(root / STATE_DIR, env.get("FIXBOT_DATABASE_URL")) as saver:
+            state = build_graph(saver).get_state({"configurable": {"thread_id": args.thread}})
+        if not state.values:
+            raise UsageError(f"no run is recorded under thread {args.thread!r}")
+        values = state.values
+        if args.command == "history":
+            text = render_history(args.thread, values)
+            data: Any = {
+                "thread_id": args.thread,
+                "status": values["status"],
+                "attempts": history_rows(values),
+            }
+        else:
+            text = render_attempt(values, args.attempt)
+            data = next(a for a in values["attempts"] if a["number"] == args.attempt)
+    except FixbotError as exc:
+        log.get().error("history_failed", error=str(exc))
+        return report.exit_code("error", report.error_kind(exc))
+    sys.stdout.write(json.dumps(data, sort_keys=True) + "\n" if args.json else text)
+    return report.EXIT_OK
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -152,6 +191,7 @@ def choose_sandbox(backend: str) -> Sandbox:
 def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """`fix` and `resume` share everything but the call that drives the graph."""
     logger = log.get()
+    secrets = [env[k] for k in SECRET_VARIABLES if env.get(k)]
     repo = Path(args.path).resolve()
     out: Path | None = args.out.resolve() if args.out else None
     facts: dict[str, Any] = {"repo": str(repo)}
@@ -165,44 +205,42 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
                 "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
             )
         sandbox = choose_sandbox(config.sandbox.backend)
+        request: FixRequest | None = None
+        if args.command == "resume":
+            thread = args.thread
+        else:
+            commit = pin_commit(root)
+            request = FixRequest(
+                repo=root,
+                commit=commit,
+                config=config,
+                model_name=config.model,
+                base_url=config.base_url,
+                hint=args.hint,
+                salt=uuid.uuid4().hex if args.fresh else "",
+            )
+            thread = thread_id(request)
+            facts.update(commit=commit)
+        facts.update(thread_id=thread)
+        database_url = env.get("FIXBOT_DATABASE_URL")
         with (
-            sqlite_checkpointer(root / STATE_DIR / "state.db") as checkpointer,
+            thread_lock(root / STATE_DIR, thread, database_url),
+            checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
             OpenAIModel(
                 model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
             ) as model,
         ):
-            observe = partial(_observe, logger)
-            if args.command == "resume":
-                facts.update(thread_id=args.thread)
-                result = resume_fix(
-                    args.thread,
-                    _answer(args, env),
-                    repo=root,
-                    config=config,
-                    model=model,
-                    sandbox=sandbox,
-                    checkpointer=checkpointer,
-                    observe=observe,
-                )
+            drive: dict[str, Any] = {
+                "model": model,
+                "sandbox": sandbox,
+                "checkpointer": checkpointer,
+                "observe": partial(_observe, logger),
+                "secrets": secrets,
+            }
+            if request is None:
+                result = resume_fix(thread, _answer(args, env), repo=root, config=config, **drive)
             else:
-                commit = pin_commit(root)
-                request = FixRequest(
-                    repo=root,
-                    commit=commit,
-                    config=config,
-                    model_name=config.model,
-                    base_url=config.base_url,
-                    hint=args.hint,
-                    salt=uuid.uuid4().hex if args.fresh else "",
-                )
-                facts.update(commit=commit, thread_id=thread_id(request))
-                result = run_fix(
-                    request,
-                    model=model,
-                    sandbox=sandbox,
-                    checkpointer=checkpointer,
-                    observe=observe,
-                )
+                result = run_fix(request, **drive)
         if result.status == "fixed":
             evidence_path = shlex.quote(str(out / "evidence.json"))
             result = replace(
@@ -214,7 +252,7 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         logger.error("run_failed", error=str(exc), kind=type(exc).__name__)
         result = report.error_result(exc, **facts)
     if out is not None:
-        paths = report.write_outputs(result, out)
+        paths = report.write_outputs(result, out, known=secrets)
         logger.info("outputs_written", files=[str(p) for p in paths])
     logger.info(
         "run_finished",

@@ -6,6 +6,7 @@ are included while they fit the character budget, and the rest are named, not sh
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,8 +48,9 @@ def _test_module(test_id: str) -> str | None:
     return "/".join(parts) + ".py" if parts else None
 
 
-def relevant_files(check: CheckResult, files: Sequence[str]) -> list[str]:
-    """Files named by failing tests and their tracebacks, in order of first mention."""
+def relevant_files(check: CheckResult, files: Sequence[str], tree: Path | None = None) -> list[str]:
+    """Files named by failing tests and their tracebacks, and the repository modules the
+    failing test files import, in order of first mention; code before tests."""
     known = set(files)
     found: dict[str, None] = {}
     for test in failing(check):
@@ -62,14 +64,42 @@ def relevant_files(check: CheckResult, files: Sequence[str]) -> list[str]:
             path = path.removeprefix("./")
             if path in known:
                 found.setdefault(path)
+    if tree is not None:
+        for path in [p for p in found if "test" in Path(p).name]:
+            for module in imported_modules(read_inside(tree, path) or ""):
+                for candidate in module_files(module, known):
+                    found.setdefault(candidate)
     # Tracebacks name the code under test; put it before the tests themselves.
     return sorted(found, key=lambda p: ("test" in Path(p).name, list(found).index(p)))
+
+
+def imported_modules(source: str) -> list[str]:
+    """Dotted names a Python file imports (`from a.b import c` gives a.b and a.b.c)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return names
+
+
+def module_files(module: str, known: set[str]) -> list[str]:
+    """The repository files a dotted module name may live in (flat or src/ layout)."""
+    rel = module.replace(".", "/")
+    options = [f"{rel}.py", f"{rel}/__init__.py", f"src/{rel}.py", f"src/{rel}/__init__.py"]
+    return [path for path in options if path in known]
 
 
 def prompt_values(
     check: CheckResult, tree: Path, files: Sequence[str], *, protected: Mapping[str, str]
 ) -> dict[str, object]:
-    chosen = relevant_files(check, files)
+    chosen = relevant_files(check, files, tree)
     if not chosen:
         chosen = [f for f in files if f.endswith(".py")]
     shown: list[SourceFile] = []

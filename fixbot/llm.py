@@ -75,6 +75,7 @@ class OpenAIModel:
         max_retries: int = 4,
         backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
+        max_tokens: int = 2048,
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
@@ -84,6 +85,7 @@ class OpenAIModel:
         self.timeout_seconds = timeout_seconds
         self.max_retries = max_retries
         self.backoff_seconds = backoff_seconds
+        self.max_tokens = max_tokens  # a reply is a diagnosis and a diff: cap runaway output
         self._sleep = sleep
         self._secret = api_key or ""
         self._client = openai.OpenAI(
@@ -138,6 +140,7 @@ class OpenAIModel:
                     model=self.name,
                     messages=payload,
                     temperature=openai.omit if temperature is None else temperature,
+                    max_tokens=self.max_tokens,
                 )
             except openai.APIStatusError as err:
                 if not _is_retryable_status(err.status_code):

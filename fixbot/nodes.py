@@ -24,6 +24,7 @@ from fixbot.errors import EnvironmentProblem
 from fixbot.llm import Model
 from fixbot.minimize import hunks, without
 from fixbot.sandbox import Limits, Sandbox
+from fixbot.secrets import added_secrets, redact
 from fixbot.snapshot import Snapshot, is_protected, repo_files, unprotect
 from fixbot.state import REPLY_CAP, Attempt, FixState
 from fixbot.trial import reader, run_trial
@@ -39,6 +40,7 @@ class Deps:
     snapshot: Snapshot
     config: Config
     base_snapshot: Snapshot | None = None
+    known_secrets: tuple[str, ...] = ()  # the run's own credentials: never sent to the model
     clock: Callable[[], float] = time.time
     files: list[str] = field(default_factory=list)
 
@@ -144,6 +146,8 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     for previous in state["attempts"][-1:]:
         messages.append({"role": "assistant", "content": previous["reply"]})
         messages.append({"role": "user", "content": state["feedback"]})
+    for message in messages:
+        message["content"] = redact(message["content"], known=deps.known_secrets)
     reply = deps.model.complete(messages)
     number = state["attempt"] + 1
     current = Attempt(
@@ -202,6 +206,12 @@ def _screen(
         if (is_protected(path, deps.protected_globs) and path not in allowed)
         or path == FIXBOT_DIR
         or path.startswith(FIXBOT_DIR + "/")
+    ]
+    problems += [
+        f"the diff adds a secret ({hit.kind}) to {change.path} line {hit.line}; "
+        "credentials never go into a fix"
+        for change in patch.changes
+        for hit in added_secrets(change.old, change.new)
     ]
     findings = policy.review(
         patch, tree=deps.snapshot.tree, failing_tests=failing, strictness=deps.config.policy

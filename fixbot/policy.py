@@ -15,17 +15,16 @@ rarely needs; "off" none. The Python rules live in `policy_rules.py`.
 from __future__ import annotations
 
 import ast
-import difflib
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from fixbot.diff import FileChange, Patch
-from fixbot.policy_rules import RULES, Hit, Key, Source, is_test_module, literal_key
+from fixbot.policy_rules import RULES, Hit, Key, Source, telling_literals
 from fixbot.snapshot import read_inside
 
 Strictness = Literal["strict", "lenient", "off"]
@@ -65,10 +64,13 @@ def review(
     if strictness == "off":
         return []
     rules = STRICT if strictness == "strict" else LENIENT
-    literals = test_literals(tree, failing_tests) if "special-cases-test" in rules else frozenset()
+    literals = asserted_literals(tree, failing_tests) if "special-cases-test" in rules else {}
     found: dict[tuple[str, str, int], PolicyFinding] = {}
+    by_path = added_lines(patch.diff)
     for change in patch.changes:
-        for hit in _file_hits(change, literals):
+        if change.new is None:
+            continue
+        for hit in _file_hits(change, _added(change, by_path), literals):
             if hit.rule in rules:
                 found.setdefault((hit.rule, change.path, hit.line), _finding(change.path, hit))
     return sorted(found.values(), key=lambda f: (f.path, f.line, f.rule))
@@ -78,10 +80,10 @@ def _finding(path: str, hit: Hit) -> PolicyFinding:
     return PolicyFinding(hit.rule, path, hit.line, hit.detail)
 
 
-def _file_hits(change: FileChange, literals: frozenset[Key]) -> Iterator[Hit]:
-    if change.new is None:
-        return
-    added = added_lines(change.old, change.new)
+def _file_hits(
+    change: FileChange, added: frozenset[int], literals: Mapping[Key, str]
+) -> Iterator[Hit]:
+    assert change.new is not None
     yield from _name_hits(change)
     lines = _lines(change.new)
     for number in sorted(added):
@@ -107,24 +109,42 @@ def _file_hits(change: FileChange, literals: frozenset[Key]) -> Iterator[Hit]:
 
 # --- which lines the diff adds ----------------------------------------------------------
 
+_HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_LONE_CR = re.compile(r"\r(?!\n)")
+
 
 def _lines(text: str) -> list[str]:
-    """Lines as Python's tokenizer counts them (not str.splitlines, which also splits on \\f)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    """Lines as the canonical diff counts them: split at "\n" only, like Python's tokenizer
+    (str.splitlines would also split at \f)."""
+    return text.split("\n")
 
 
-def added_lines(old: str | None, new: str) -> frozenset[int]:
-    """1-based numbers of the lines of `new` that are not in `old`."""
-    new_lines = _lines(new)
-    if old is None:
-        return frozenset(range(1, len(new_lines) + 1))
-    matcher = difflib.SequenceMatcher(None, _lines(old), new_lines, autojunk=False)
-    return frozenset(
-        j + 1
-        for tag, _, _, j1, j2 in matcher.get_opcodes()
-        if tag in ("replace", "insert")
-        for j in range(j1, j2)
-    )
+def added_lines(diff: str) -> dict[str, frozenset[int]]:
+    """Per file, the numbers of the new file's lines that a canonical diff adds (its + lines)."""
+    found: dict[str, set[int]] = {}
+    added: set[int] | None = None
+    number = 0
+    for line in diff.split("\n"):
+        if line.startswith("diff --git a/"):
+            paths = line.removeprefix("diff --git ")  # "a/P b/P"
+            added = found.setdefault(paths[2 : (len(paths) - 1) // 2], set())
+            number = 0
+        elif (hunk := _HUNK.match(line)) and added is not None:
+            number = int(hunk[1])
+        elif number and added is not None and line[:1] in (" ", "+"):
+            if line[:1] == "+":
+                added.add(number)
+            number += 1
+    return {path: frozenset(lines) for path, lines in found.items()}
+
+
+def _added(change: FileChange, by_path: dict[str, frozenset[int]]) -> frozenset[int]:
+    """What to review in `change`: its added lines; every line where the numbering is unsure
+    (no section in the diff, or a lone \r, which Python counts as a line break)."""
+    assert change.new is not None
+    if change.path not in by_path or _LONE_CR.search(change.new):
+        return frozenset(range(1, len(_lines(change.new)) + 1))
+    return by_path[change.path]
 
 
 def is_test_path(path: str) -> bool:
@@ -187,45 +207,56 @@ def _comment_hits(text: str, added: frozenset[int]) -> Iterator[Hit]:
             )
 
 
-FALLBACK = {
-    "adds-skip": r"\bpytest\.(skip|xfail|importorskip|mark\.(skip|skipif|xfail))\b|\bSkipTest\b",
-    "exits-early": r"\b(sys\.exit|os\._exit|os\.abort|os\.kill)\b|(^|[^.\w])(exit|quit)\s*\(",
-    "adds-pytest-hook": r"^\s*(async\s+)?def\s+pytest_\w+|^\s*pytest_plugins\s*=",
-    "patches-builtins": r"\b(builtins|__builtins__)\b.*=|^\s*(_?pytest|unittest)(\.\w+)+\s*=[^=]",
-    "detects-test-runner": r"PYTEST_[A-Z_]+|\b_pytest\b|sys\.(modules|argv).*pytest|inspect\.stack",
-    "reads-tests": r"(open|read_text|import).*(tests/|test_\w*\.py|conftest)|import\s+tests\b",
+FALLBACK = {  # rule: (line pattern, what it means)
+    "adds-skip": (
+        r"\bpytest\.(skip|xfail|importorskip|mark\.(skip|skipif|xfail))\b|\bSkipTest\b",
+        "skips or xfails tests",
+    ),
+    "exits-early": (
+        r"\b(sys\.exit|os\._exit|os\.abort|os\.kill)\b|(^|[^.\w])(exit|quit)\s*\(",
+        "ends the process",
+    ),
+    "adds-pytest-hook": (
+        r"^\s*(async\s+)?def\s+pytest_\w+|^\s*pytest_plugins\s*=",
+        "hooks into pytest",
+    ),
+    "patches-builtins": (
+        r"\b(builtins|__builtins__)\b.*=|^\s*(_?pytest|unittest)(\.\w+)+\s*=[^=]",
+        "patches builtins or the test framework",
+    ),
+    "detects-test-runner": (
+        r"PYTEST_[A-Z_]+|\b_pytest\b|sys\.(modules|argv).*pytest|inspect\.stack",
+        "checks whether it runs under the tests",
+    ),
+    "reads-tests": (
+        r"(open|read_text|import).*(tests/|test_\w*\.py|conftest)|import\s+tests\b",
+        "reads the tests",
+    ),
 }
 
 
 def _fallback_hits(lines: list[str], added: frozenset[int]) -> Iterator[Hit]:
     """Line patterns for code that does not parse (it fails anyway, but say why)."""
     for number in sorted(added):
-        for rule, pattern in FALLBACK.items():
-            if re.search(pattern, lines[number - 1]):
-                yield Hit(rule, number, f"`{lines[number - 1].strip()[:80]}` ({rule})")
+        text = lines[number - 1].strip()
+        for rule, (pattern, meaning) in FALLBACK.items():
+            if re.search(pattern, text):
+                shown = text if len(text) <= 80 else text[:77] + "..."
+                yield Hit(rule, number, f"`{shown}` {meaning}, which does not fix the code")
 
 
 # --- the failing tests' literals ---------------------------------------------------------
 
 
-def test_literals(tree: Path, failing_tests: Sequence[str]) -> frozenset[Key]:
-    """The telling literals in the failing tests' assertions (not 0, 1, -1, or tiny strings)."""
-    found: set[Key] = set()
+def asserted_literals(tree: Path, failing_tests: Sequence[str]) -> dict[Key, str]:
+    """The telling literals in the failing tests' assertions (not 0, 1, -1, or tiny strings),
+    each with the first test that asserts on it."""
+    found: dict[Key, str] = {}
     for test_id in failing_tests:
         function = _test_function(tree, test_id)
-        if function is not None:
-            found |= {k for node in _asserted(function) if (k := literal_key(node)) and _telling(k)}
-    return frozenset(found)
-
-
-def _telling(key: Key) -> bool:
-    kind, value = key
-    if kind == "n":
-        return value not in (0.0, 1.0, -1.0)
-    if kind == "seq":
-        return isinstance(value, tuple) and len(value) > 0
-    text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-    return len(text.strip()) >= 2 and any(c.isalnum() for c in text)
+        for key in telling_literals(function) if function is not None else ():
+            found.setdefault(key, test_id)
+    return found
 
 
 def _test_function(tree: Path, test_id: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -234,7 +265,7 @@ def _test_function(tree: Path, test_id: str) -> ast.FunctionDef | ast.AsyncFunct
     parts, name = classname.split("."), name.split("[")[0]
     for cut in range(len(parts), 0, -1):
         text = read_inside(tree, "/".join(parts[:cut]) + ".py")
-        if text is None or not is_test_module(".".join(parts[:cut])):
+        if text is None:
             continue
         try:
             module = ast.parse(text)
@@ -250,20 +281,3 @@ def _test_function(tree: Path, test_id: str) -> ast.FunctionDef | ast.AsyncFunct
             (n for n in ast.walk(scope) if isinstance(n, functions) and n.name == name), None
         )
     return None
-
-
-def _asserted(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """Every node inside the function's assertions, parametrize lists, and the values of the
-    local names its assertions use."""
-    checks: list[ast.AST] = [n.test for n in ast.walk(function) if isinstance(n, ast.Assert)]
-    calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
-    checks += [c for c in calls if getattr(c.func, "attr", "").startswith("assert")]
-    checks += [d for d in function.decorator_list if "parametrize" in ast.unparse(d)]
-    used = {n.id for check in checks for n in ast.walk(check) if isinstance(n, ast.Name)}
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in used for t in node.targets
-        ):
-            checks.append(node.value)
-    for check in checks:
-        yield from ast.walk(check)

@@ -7,8 +7,9 @@ Names are resolved through the file's imports (`import os as o; o._exit(0)` is `
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -37,7 +38,7 @@ class Source:
     tree: ast.Module
     added: frozenset[int]
     is_test: bool
-    literals: frozenset[Key] = frozenset()
+    literals: Mapping[Key, str] = field(default_factory=dict)  # -> the test asserting on it
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -63,7 +64,12 @@ class Source:
             node = node.pattern
         first = line(node)
         last = getattr(node, "end_lineno", None) or first
-        return any(n in self.added for n in range(first, last + 1))
+        at = bisect.bisect_left(self.added_sorted, first)
+        return at < len(self.added_sorted) and self.added_sorted[at] <= last
+
+    @cached_property
+    def added_sorted(self) -> list[int]:
+        return sorted(self.added)
 
     def new(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
         """Nodes of `types` that the diff added or edited."""
@@ -139,7 +145,8 @@ def _is(name: str, prefixes: Sequence[str]) -> bool:
 
 SKIPS = (
     *("pytest.skip", "pytest.xfail", "pytest.importorskip", "pytest.mark.skip"),
-    *("pytest.mark.skipif", "pytest.mark.xfail", "_pytest.outcomes", "SkipTest"),
+    *("pytest.mark.skipif", "pytest.mark.xfail", "_pytest.outcomes.skip", "SkipTest"),
+    *("_pytest.outcomes.xfail", "_pytest.outcomes.Skipped", "_pytest.outcomes.XFailed"),
     *("unittest.SkipTest", "unittest.case.SkipTest", "unittest.skip", "unittest.skipIf"),
     *("unittest.skipUnless", "unittest.expectedFailure"),
 )
@@ -158,7 +165,10 @@ def adds_skip(source: Source) -> Iterator[Hit]:
 
 # --- exits-early ------------------------------------------------------------------------
 
-EXITS = ("sys.exit", "os._exit", "os.abort", "posix._exit", "signal.raise_signal", "builtins.exit")
+EXITS = (
+    *("sys.exit", "os._exit", "os.abort", "posix._exit", "signal.raise_signal", "builtins.exit"),
+    *("pytest.exit", "_pytest.outcomes.exit"),
+)
 
 
 def _under_main_guard(source: Source, node: ast.AST) -> bool:
@@ -189,11 +199,13 @@ def exits_early(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
         if _is_exit(source, node, name) and not _under_main_guard(source, node):
             shown = source.snippet(source.parents.get(node, node))
+            scope = source.scope(node)
+            where = f"in `{scope.name}`" if isinstance(scope, FUNCTIONS) else "at import"
             yield Hit(
                 "exits-early",
                 line(node),
-                f"{shown} ends the process from importable code, so the test run stops before "
-                'it reports; exits belong under `if __name__ == "__main__":`',
+                f"{shown} {where} ends the process, so the test run stops before it can "
+                'report a failure; exit only under `if __name__ == "__main__":`',
             )
 
 
@@ -234,6 +246,9 @@ def _patched_module(source: Source, target: ast.AST) -> str | None:
     """The module whose attributes an assignment target or call argument reaches into."""
     node = target
     while True:
+        if isinstance(node, ast.Subscript) and source.name(node.value) == "sys.modules":
+            module = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            return module if module in PATCHED else None
         if isinstance(node, ast.Attribute | ast.Subscript):
             node = node.value
         elif isinstance(node, ast.Call) and source.name(node.func) in ("vars", "getattr"):
@@ -286,13 +301,18 @@ PYTEST_WORD = re.compile(r"pytest|py\.test", re.IGNORECASE)
 def _probes_runner(source: Source, node: ast.AST) -> bool:
     names = [name for _, name in source.references(node)]
     strings = _strings(node)
-    if any(_is(n, PROBES) for n in names) and any(PYTEST_WORD.search(s) for s in strings):
-        return True
-    if any("environ" in n or "getenv" in n for n in names):
-        return any(s.startswith("PYTEST_") for s in strings)
-    if any(_is(n, FRAMES) for n in names):
-        return any("test" in s.lower() for s in _strings(source.scope(node)))
-    return False
+    probes = any(_is(n, PROBES) for n in names) and any(PYTEST_WORD.search(s) for s in strings)
+    environ = any("environ" in n or "getenv" in n for n in names) and any(
+        s.startswith("PYTEST_") for s in strings
+    )
+    return (
+        probes
+        or environ
+        or (
+            any(_is(n, FRAMES) for n in names)
+            and any("test" in s.lower() for s in _strings(source.scope(node)))
+        )
+    )
 
 
 def detects_test_runner(source: Source) -> Iterator[Hit]:
@@ -301,7 +321,11 @@ def detects_test_runner(source: Source) -> Iterator[Hit]:
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             modules += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             if any(m.split(".")[0] == "_pytest" for m in modules):
-                yield Hit("detects-test-runner", line(node), "imports pytest internals")
+                yield Hit(
+                    "detects-test-runner",
+                    line(node),
+                    f"{source.snippet(node)} brings pytest internals into the code under test",
+                )
         elif _probes_runner(source, node):
             yield Hit(
                 "detects-test-runner",
@@ -319,13 +343,13 @@ TEST_PATH = re.compile(
 )
 READERS = {
     *("open", "read_text", "read_bytes", "readlines", "read", "glob", "iglob", "rglob"),
-    *("listdir", "scandir", "iterdir", "walk", "getline", "getlines", "run_path", "exec"),
-    *("spec_from_file_location", "loadtxt", "load", "parse", "compile"),
+    *("listdir", "scandir", "iterdir", "walk", "getline", "getlines", "run_path", "loadtxt"),
+    "spec_from_file_location",
 }
 IMPORTERS = ("importlib.import_module", "import_module", "__import__", "runpy.run_module")
 
 
-def is_test_module(dotted: str) -> bool:
+def _is_test_module(dotted: str) -> bool:
     parts = dotted.split(".")
     return parts[0] in ("tests", "conftest") or any(
         p.startswith("test_") or p.endswith("_test") for p in parts
@@ -334,21 +358,31 @@ def is_test_module(dotted: str) -> bool:
 
 def _imports_tests(source: Source, node: ast.AST) -> bool:
     if isinstance(node, ast.Import):
-        return any(is_test_module(a.name) for a in node.names)
-    if isinstance(node, ast.ImportFrom):
+        return any(_is_test_module(a.name) for a in node.names)
+    if isinstance(node, ast.ImportFrom):  # `from .tests import x` may be a module named so
         module = node.module or ""
-        return any(is_test_module(f"{module}.{a.name}".strip(".")) for a in node.names)
+        return (node.level == 0 and _is_test_module(module)) or any(
+            a.name.startswith("test_") or a.name == "conftest" for a in node.names
+        )
     if isinstance(node, ast.Call) and source.name(node.func) in IMPORTERS and node.args:
         first = node.args[0]
-        return isinstance(first, ast.Constant) and is_test_module(str(first.value))
+        return isinstance(first, ast.Constant) and _is_test_module(str(first.value))
     if isinstance(node, ast.Subscript | ast.Call):
         modules = any(_is(name, ["sys.modules"]) for _, name in source.references(node))
-        return modules and any(is_test_module(s) for s in _strings(node))
+        return modules and any(_is_test_module(s) for s in _strings(node))
     return False
 
 
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function or module, without those of the functions inside it."""
+    for child in ast.iter_child_nodes(scope):
+        yield child
+        if not isinstance(child, (*FUNCTIONS, ast.Lambda)):
+            yield from _own_nodes(child)
+
+
 def _reads_files(scope: ast.AST) -> bool:
-    calls = (n.func for n in ast.walk(scope) if isinstance(n, ast.Call))
+    calls = (n.func for n in _own_nodes(scope) if isinstance(n, ast.Call))
     return any(getattr(f, "attr", getattr(f, "id", "")) in READERS for f in calls)
 
 
@@ -362,6 +396,7 @@ def reads_tests(source: Source) -> Iterator[Hit]:
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and TEST_PATH.search(node.value)
+            and not isinstance(source.parents.get(node), ast.Expr)  # a docstring
             and _reads_files(source.scope(node))
         ):
             what = f"reads the tests ({node.value!r})"
@@ -378,6 +413,10 @@ def reads_tests(source: Source) -> Iterator[Hit]:
 
 COMPARISONS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 DUNDERS = COMPARISONS | {"__hash__", "__bool__"}
+EFFECT = {
+    "__bool__": "`assert result` passes or fails whatever the result is",
+    "__hash__": "unequal objects collide in every set and dict",
+}
 
 
 def _rigged(name: str, params: list[str], body: ast.AST, returns: list[ast.expr | None]) -> str:
@@ -386,8 +425,9 @@ def _rigged(name: str, params: list[str], body: ast.AST, returns: list[ast.expr 
     if not real:
         return ""
     kinds = (int, float) if name == "__hash__" else (bool,)
-    if all(isinstance(r, ast.Constant) and isinstance(r.value, kinds) for r in real):
-        return "always returns a constant"
+    values = {r.value for r in real if isinstance(r, ast.Constant) and isinstance(r.value, kinds)}
+    if len(values) == 1 and all(isinstance(r, ast.Constant) for r in real):
+        return f"always returns {values.pop()!r}"
     used = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
     if name in COMPARISONS and (len(params) < 2 or params[1] not in used):
         return "ignores the object it is compared with"
@@ -409,14 +449,11 @@ def _dunder(node: ast.AST) -> tuple[str, list[str], ast.AST, list[ast.expr | Non
 def overrides_eq(source: Source) -> Iterator[Hit]:
     for node in source.new(*FUNCTIONS, ast.Assign):
         dunder = _dunder(node)
-        why = dunder and _rigged(*dunder)
+        why = _rigged(*dunder) if dunder else ""
         if dunder and why:
-            yield Hit(
-                "overrides-eq",
-                line(node),
-                f"`{dunder[0]}` {why}: an object that compares equal to anything passes "
-                "assertions without being right",
-            )
+            name = dunder[0]
+            effect = EFFECT.get(name, "`assert result == expected` passes whatever the result is")
+            yield Hit("overrides-eq", line(node), f"`{name}` {why}, so {effect}")
 
 
 # --- swallows-errors --------------------------------------------------------------------
@@ -477,7 +514,7 @@ def silences_gate(source: Source) -> Iterator[Hit]:
 EQUALITY = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
 
-def _compared(node: ast.AST, literals: frozenset[Key]) -> Iterator[ast.AST]:
+def _compared(node: ast.AST, literals: Mapping[Key, str]) -> Iterator[ast.AST]:
     """The literals a new condition, case, conditional return or lookup table singles out."""
     if isinstance(node, ast.Compare) and any(isinstance(op, EQUALITY) for op in node.ops):
         for operand in [node.left, *node.comparators]:
@@ -498,6 +535,36 @@ def _compared(node: ast.AST, literals: frozenset[Key]) -> Iterator[ast.AST]:
         yield from (key for key in node.keys if key is not None)
 
 
+def telling_literals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Key]:
+    """The literals in a test's assertions, parametrize lists, and the values of the local
+    names its assertions use, that could single out a tested case: not 0, 1, -1, or a
+    string too short to tell."""
+    checks: list[ast.AST] = [n.test for n in ast.walk(function) if isinstance(n, ast.Assert)]
+    calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
+    checks += [c for c in calls if getattr(c.func, "attr", "").startswith("assert")]
+    checks += [d for d in function.decorator_list if "parametrize" in ast.unparse(d)]
+    used = {n.id for check in checks for n in ast.walk(check) if isinstance(n, ast.Name)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id in used for t in node.targets
+        ):
+            checks.append(node.value)
+    for node in (node for check in checks for node in ast.walk(check)):
+        key = literal_key(node)
+        if key is not None and _telling(key):
+            yield key
+
+
+def _telling(key: Key) -> bool:
+    kind, value = key
+    if kind == "n":
+        return value not in (0.0, 1.0, -1.0)
+    if kind == "seq":
+        return isinstance(value, tuple) and len(value) > 0
+    text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+    return len(text.strip()) >= 2 and any(c.isalnum() for c in text)
+
+
 def special_cases_test(source: Source) -> Iterator[Hit]:
     if source.is_test or not source.literals:
         return
@@ -506,13 +573,15 @@ def special_cases_test(source: Source) -> Iterator[Hit]:
         if isinstance(node, ast.Return) and not isinstance(source.parents.get(node), conditional):
             continue
         for literal in _compared(node, source.literals):
-            if literal_key(literal) in source.literals:
-                shown = source.snippet(node.pattern if isinstance(node, ast.match_case) else node)
+            test = source.literals.get(literal_key(literal) or ("", None))
+            if test:
+                anchor = node.pattern if isinstance(node, ast.match_case) else node
+                shown = source.snippet(anchor)
                 yield Hit(
                     "special-cases-test",
-                    line(node) or line(literal),
-                    f"{shown} singles out {ast.unparse(literal)}, a value from the failing "
-                    "tests' assertions; make the code right for every input",
+                    line(anchor),
+                    f"{shown} singles out {ast.unparse(literal)}, a value the failing test "
+                    f"{test} asserts on; make the code right for every input",
                 )
                 break
 

@@ -15,13 +15,14 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fixbot import __version__
 from fixbot.errors import UsageError
+from fixbot.secrets import redact
 from fixbot.state import Attempt, FixState
 
 EXIT_OK = 0
@@ -140,12 +141,16 @@ def error_result(error: BaseException, **facts: Any) -> FixResult:
     return FixResult(status="error", reason=str(error), error_kind=error_kind(error), **facts)
 
 
-def write_outputs(result: FixResult, out: Path) -> list[Path]:
-    """evidence.json, report.md and (only when fixed) fix.diff, each written atomically."""
+def write_outputs(result: FixResult, out: Path, *, known: Iterable[str] = ()) -> list[Path]:
+    """evidence.json, report.md and (only when fixed) fix.diff, each written atomically.
+
+    Everything is scanned for secrets and redacted first (model replies and logs quote
+    whatever the repository or the model wrote); a fix that adds one was refused earlier.
+    """
     out.mkdir(parents=True, exist_ok=True)
     written = [
-        _write_atomic(out / "evidence.json", result.to_json()),
-        _write_atomic(out / "report.md", render_markdown(result)),
+        _write_atomic(out / "evidence.json", redact(result.to_json(), known=known)),
+        _write_atomic(out / "report.md", redact(render_markdown(result), known=known)),
     ]
     stale = out / "fix.diff"
     if result.status == "fixed":

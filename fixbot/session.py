@@ -10,7 +10,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ def run_fix(
     checkpointer: BaseCheckpointSaver[Any],
     observe: Observer = lambda node, update: None,
     clock: Callable[[], float] = time.time,
+    secrets: Sequence[str] = (),
 ) -> FixResult:
     """Run the graph for this request, resume it after a crash, or report it when it ended
     (or waits for a human): the same request never repeats work that was recorded."""
@@ -104,6 +105,7 @@ def run_fix(
         sandbox=sandbox,
         observe=observe,
         clock=clock,
+        secrets=secrets,
     )
 
 
@@ -118,6 +120,7 @@ def resume_fix(
     checkpointer: BaseCheckpointSaver[Any],
     observe: Observer = lambda node, update: None,
     clock: Callable[[], float] = time.time,
+    secrets: Sequence[str] = (),
 ) -> FixResult:
     """Answer the question a paused run asked (Command(resume=answer)) and run on."""
     graph = build_graph(checkpointer, clock=clock)
@@ -143,6 +146,7 @@ def resume_fix(
         observe=observe,
         clock=clock,
         iterations=saved.values["max_iterations"] + config.resume.max_extra_iterations,
+        secrets=secrets,
     )
 
 
@@ -168,6 +172,7 @@ def _drive(
     observe: Observer,
     clock: Callable[[], float],
     iterations: int | None = None,
+    secrets: Sequence[str] = (),
 ) -> FixResult:
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-run-"))
     try:
@@ -184,6 +189,7 @@ def _drive(
             config=config,
             base_snapshot=base,
             clock=clock,
+            known_secrets=tuple(secrets),
         )
         if isinstance(start, dict):
             start = FixState(**{**start, "manifest": dict(snapshot.manifest)})

@@ -1,18 +1,36 @@
-"""Where run state lives: the checkpointer for a run's thread.
+"""Where run state lives: the checkpointer for a run's threads, and the lock on a thread.
 
 SQLite by default (a file under the repository's .fixbot/ folder), in WAL mode with
 synchronous=NORMAL: every checkpoint is on disk before the next step starts, so a killed
-process loses nothing, without an fsync per step.
+process loses nothing, without an fsync per step. PostgreSQL when a database URL is given
+(FIXBOT_DATABASE_URL or `database_url` in the config), for many jobs sharing one store.
+
+One active run per thread: an advisory lock (flock on a file next to the SQLite database,
+pg_try_advisory_lock on PostgreSQL). Both die with the process that holds them, so a crash
+never leaves a stale lock behind.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+from fixbot.errors import EnvironmentProblem
+
+
+class RunInProgress(EnvironmentProblem):
+    """Another live process is running this thread."""
 
 
 @contextmanager
@@ -22,3 +40,96 @@ def sqlite_checkpointer(path: Path) -> Iterator[SqliteSaver]:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         yield SqliteSaver(db)
+
+
+@contextmanager
+def postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver[Any]]:
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+    except ImportError as exc:  # an optional dependency
+        raise EnvironmentProblem(
+            "FIXBOT_DATABASE_URL needs PostgreSQL support: pip install 'fixbot[postgres]'"
+        ) from exc
+    try:
+        with PostgresSaver.from_conn_string(url) as saver:
+            saver.setup()
+            yield saver
+    except Exception as exc:
+        if isinstance(exc, EnvironmentProblem) or not _is_connection_error(exc):
+            raise
+        raise EnvironmentProblem(
+            f"cannot use the PostgreSQL database: {_scrub(exc, url)}"
+        ) from None
+
+
+def _is_connection_error(exc: Exception) -> bool:
+    return type(exc).__module__.startswith("psycopg")
+
+
+def _scrub(exc: Exception, url: str) -> str:
+    """The error without the URL or its password (libpq quotes parts of it)."""
+    text = str(exc).replace(url, "[database url]")
+    password = urlsplit(url).password
+    return text.replace(password, "[redacted]") if password else text
+
+
+@contextmanager
+def checkpointer_for(
+    state_dir: Path, database_url: str | None
+) -> Iterator[BaseCheckpointSaver[Any]]:
+    if database_url:
+        with postgres_checkpointer(database_url) as saver:
+            yield saver
+    else:
+        with sqlite_checkpointer(state_dir / "state.db") as saver:
+            yield saver
+
+
+@contextmanager
+def thread_lock(state_dir: Path, thread: str, database_url: str | None = None) -> Iterator[None]:
+    if database_url:
+        with _postgres_lock(database_url, thread):
+            yield
+        return
+    locks = state_dir / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    path = locks / f"{thread}.lock"
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = path.read_text(encoding="utf-8", errors="replace").strip() or "another process"
+            raise RunInProgress(
+                f"thread {thread} is already running ({holder}); wait for it to finish, or stop "
+                "it: its lock goes with the process"
+            ) from None
+        os.ftruncate(fd, 0)
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        os.write(fd, f"pid {os.getpid()} since {since}".encode())
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _postgres_lock(url: str, thread: str) -> Iterator[None]:
+    import psycopg
+
+    key = int.from_bytes(hashlib.sha256(thread.encode()).digest()[:8], "big", signed=True)
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise EnvironmentProblem(
+            f"cannot use the PostgreSQL database: {_scrub(exc, url)}"
+        ) from None
+    with conn:
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if not row or not row[0]:
+            raise RunInProgress(
+                f"thread {thread} is already running in another job sharing this database"
+            )
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))

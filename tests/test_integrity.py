@@ -199,3 +199,38 @@ def test_fixbot_verify_rechecks_the_evidence(tmp_path: Path, run_fixbot: RunFixb
 
     (tmp_path / "junk.json").write_text("{not json")
     assert verify(tmp_path / "junk.json").returncode == 2
+
+
+def test_a_diff_that_adds_a_secret_is_refused(tmp_path: Path, run_fixbot: RunFixbot) -> None:
+    token = "ghp_" + "Z9y8" * 9  # built here so this file holds no scannable secret
+    leaky = GOOD.replace(
+        "+    return sum(values) / len(values)\n",
+        f'+    return sum(values) / len(values)\n+TOKEN = "{token}"\n',
+    )
+    repo = make_repo(tmp_path / "repo")
+    with ScriptedOpenAI([leaky]) as server:
+        run = run_fixbot(repo, "--max-iterations", "1", base_url=server.base_url)
+    assert run.code == 1
+    (attempt,) = run.evidence["attempts"]
+    assert attempt["verdict"] == "rejected" and attempt["check"] is None
+    assert any("adds a secret (GitHub Token)" in p for p in attempt["problems"])
+    for name in ("evidence.json", "report.md"):
+        assert token not in (run.out / name).read_text()
+
+
+def test_the_run_keys_never_reach_the_model_or_the_outputs(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    from tests.conftest import API_KEY
+
+    calc = read_example("calc.py").replace(
+        '"""A tiny calculator', f'"""Deployed with key {API_KEY}. A tiny calculator'
+    )
+    repo = make_repo(tmp_path / "repo", {"calc.py": calc})
+    with ScriptedOpenAI([GOOD.replace("The mean", f"I saw {API_KEY}. The mean")]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert API_KEY not in json.dumps(server.requests)
+    assert "[redacted:known]" in json.dumps(server.requests)
+    for name in ("evidence.json", "report.md"):
+        assert API_KEY not in (run.out / name).read_text()

@@ -39,7 +39,9 @@ def test_reply_carries_text_model_and_server_usage() -> None:
         completion_tokens=4,
         estimated=False,
     )
-    assert server.requests == [{"model": "test-model", "messages": MESSAGES, "temperature": 0.2}]
+    assert server.requests == [
+        {"model": "test-model", "messages": MESSAGES, "temperature": 0.2, "max_tokens": 2048}
+    ]
     assert server.completions == 1
 
 

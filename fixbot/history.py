@@ -1,0 +1,75 @@
+"""`fixbot history` and `fixbot show`: a thread's attempts, read from its checkpoints (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fixbot.errors import UsageError
+
+
+def diff_summary(diff: str) -> str:
+    files = [line[6:] for line in diff.splitlines() if line.startswith("+++ b/")]
+    added = sum(
+        1 for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")
+    )
+    removed = sum(
+        1 for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")
+    )
+    return f"{', '.join(files) or '-'} (+{added} -{removed})" if diff else "-"
+
+
+def rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "attempt": a["number"],
+            "model": a["model"],
+            "verdict": a["verdict"],
+            "tokens": a["prompt_tokens"] + a["completion_tokens"],
+            "diff": diff_summary(a["diff"]),
+            "problem": a["problems"][0] if a["problems"] else "",
+        }
+        for a in state.get("attempts", [])
+    ]
+
+
+def render_history(thread: str, state: Mapping[str, Any]) -> str:
+    lines = [
+        f"thread {thread}: {state.get('status', '?')} ({state.get('reason', '')})",
+        f"commit {state.get('commit', '?')}, {state.get('tokens_used', 0)} tokens",
+        "",
+        f"{'#':>3}  {'verdict':<9} {'tokens':>7}  {'model':<20} diff / first problem",
+    ]
+    for row in rows(state):
+        lines.append(
+            f"{row['attempt']:>3}  {row['verdict']:<9} {row['tokens']:>7}  {row['model'][:20]:<20} "
+            f"{row['diff']}"
+        )
+        if row["problem"]:
+            lines.append(f"{'':>44}{row['problem'][:100]}")
+    return "\n".join(lines) + "\n"
+
+
+def render_attempt(state: Mapping[str, Any], number: int) -> str:
+    for attempt in state.get("attempts", []):
+        if attempt["number"] == number:
+            break
+    else:
+        raise UsageError(f"the thread has no attempt {number} (it has {len(rows(state))})")
+    parts = [
+        f"attempt {number}: {attempt['verdict']} by {attempt['model']}, "
+        f"{attempt['prompt_tokens']} prompt + {attempt['completion_tokens']} completion tokens",
+        "",
+        "## problems",
+        *(f"- {p}" for p in attempt["problems"]),
+        "",
+        "## diff as applied",
+        attempt["diff"] or "(none)",
+        "## the model's reply",
+        attempt["reply"],
+    ]
+    check = attempt.get("check")
+    if check:
+        parts += ["", f"## check: {check['status']}"]
+        parts += [f"{t}: {r['outcome']} {r['message'][:120]}" for t, r in check["tests"].items()]
+    return "\n".join(parts) + "\n"
