@@ -76,6 +76,12 @@ class ResumeLimits:
 
 
 @dataclass(frozen=True)
+class Stuck:
+    similarity: float = _bounded(0.85, minimum=0, maximum=1)  # of consecutive candidates
+    stagnation_attempts: int = _bounded(3, minimum=2, maximum=50)  # same failures this long
+
+
+@dataclass(frozen=True)
 class Config:
     test_command: str = field(default="python -m pytest", metadata={"shell_words": True})
     setup_command: str | None = None
@@ -90,6 +96,7 @@ class Config:
     verification: Verification = Verification()
     base: str | None = None  # the base branch or commit, to label pre-existing failures
     resume: ResumeLimits = ResumeLimits()
+    stuck: Stuck = Stuck()
     source: str | None = field(default=None, metadata={"internal": True})
 
     def to_dict(self) -> dict[str, object]:

@@ -38,6 +38,8 @@ def escalate(state: FixState, runtime: Runtime[Deps]) -> Update:
 def escalation_reason(state: FixState, now: float) -> str:
     if state["classification"] in ("flaky", "environment"):
         return state["reason"]
+    if state["strikes"] >= 2:
+        return f"stuck: {state['stuck_reason']}"
     if state["verification"] is not None and state["verdict"] == "fail":
         return f"the final verification failed: {state['reason']}"
     if state["attempt"] >= state["max_iterations"]:
@@ -108,6 +110,8 @@ def resolve(state: FixState, answer: Answer, limits: ResumeLimits, now: float) -
     return {
         "status": "running",
         "classification": "code",
+        "strikes": 0,
+        "stuck_reason": "",
         "verdict": "none",
         "max_iterations": state["attempt"] + extra,
         "token_budget": max(state["token_budget"], state["tokens_used"]) + limits.extra_tokens,

@@ -25,6 +25,7 @@ from fixbot.state import FixState, StateError
 
 Route = Literal["verify", "reflect", "escalate"]
 STEPS_PER_ATTEMPT = 5  # generate, apply, check, judge, reflect
+STRIKES_TO_ESCALATE = 2  # one stuck attempt earns a warning; a second one in a row escalates
 
 
 def route(state: FixState, now: float) -> Route:
@@ -34,7 +35,7 @@ def route(state: FixState, now: float) -> Route:
         return "verify"
     if verdict not in ("fail", "rejected"):
         raise StateError(f"route() reached with verdict {verdict!r}")
-    if state["attempt"] >= state["max_iterations"]:
+    if state["attempt"] >= state["max_iterations"] or state["strikes"] >= STRIKES_TO_ESCALATE:
         return "escalate"
     if state["tokens_used"] >= state["token_budget"] or now >= state["deadline"]:
         return "escalate"

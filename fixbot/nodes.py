@@ -27,6 +27,7 @@ from fixbot.sandbox import Limits, Sandbox
 from fixbot.secrets import added_secrets, redact
 from fixbot.snapshot import Snapshot, is_protected, repo_files, unprotect
 from fixbot.state import REPLY_CAP, Attempt, FixState
+from fixbot.stuck import strike
 from fixbot.trial import reader, run_trial
 
 Update = dict[str, Any]
@@ -229,8 +230,8 @@ def check(state: FixState, runtime: Runtime[Deps]) -> Update:
     return {"current": {**current, "check": result, "problems": problems}}
 
 
-def judge(state: FixState) -> Update:
-    """Decide the attempt in flight by the pass definition and record it."""
+def judge(state: FixState, runtime: Runtime[Deps]) -> Update:
+    """Decide the attempt in flight by the pass definition, record it, and note a repeat."""
     current = state["current"]
     assert current is not None and state["baseline"] is not None
     problems = list(current["problems"])
@@ -240,7 +241,23 @@ def judge(state: FixState) -> Update:
     else:
         outcome = "rejected"
     record = Attempt(**{**current, "problems": problems, "verdict": outcome})  # type: ignore[typeddict-item]
-    return {"verdict": outcome, "current": None, "attempts": [*state["attempts"], record]}
+    attempts = [*state["attempts"], record]
+    settings = runtime.context.config.stuck
+    why = (
+        ""
+        if outcome == "pass"
+        else strike(attempts, settings.similarity, settings.stagnation_attempts)
+    )
+    strikes = (state["strikes"] + 1) if why else 0
+    if why == "the model said it cannot fix this":
+        strikes = max(strikes, 2)
+    return {
+        "verdict": outcome,
+        "current": None,
+        "attempts": attempts,
+        "strikes": strikes,
+        "stuck_reason": why,
+    }
 
 
 def reflect(state: FixState) -> Update:
@@ -252,6 +269,7 @@ def reflect(state: FixState) -> Update:
         diff=last["diff"],
         problems=last["problems"][:20],
         failing=failing[:10],
+        repeated=state["stuck_reason"],
     )
     return {"feedback": feedback, "verdict": "none"}
 

@@ -67,6 +67,8 @@ class FixState(TypedDict):
     hint: str  # a human's hint, shown in every prompt from then on
     allowed_protected: list[str]  # protected files a human explicitly opened to edits
     resumes: int  # answers to escalations so far
+    strikes: int  # consecutive stuck attempts (repeats, stagnation); two escalate
+    stuck_reason: str
 
 
 ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
@@ -78,6 +80,7 @@ ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "verdict": str,
     "status": str,
     "classification": str,
+    "strikes": int,
 }
 
 
@@ -117,6 +120,8 @@ def initial_state(
         hint=hint,
         allowed_protected=[],
         resumes=0,
+        strikes=0,
+        stuck_reason="",
     )
 
 

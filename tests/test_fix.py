@@ -45,15 +45,29 @@ GOOD_WRONG_NUMBERS = reply(
 )
 
 
+WRONG_FIXES = (
+    "sum(values) / (len(values) + 2)",
+    "max(values) - min(values) + 0.5",
+    "float(len(values)) * 3.25",
+    "sorted(values)[0] if values else -1.0",
+    "abs(values[-1] - values[0]) / 7",
+    "round(sum(v * v for v in values), 2)",
+    "values.count(0.0) + 42.0",
+    "sum(values[:1]) - 9.75",
+)
+
+
 def wrong(n: int) -> str:
+    """A wrong fix; different n give genuinely different fixes (not near-repeats)."""
+    fix = WRONG_FIXES[n % len(WRONG_FIXES)]
     return reply(
         f"""--- a/calc.py
 +++ b/calc.py
 @@ -12,1 +12,1 @@
 -    return sum(values) / (len(values) + 1)
-+    return sum(values) / (len(values) + {n + 2})
++    return {fix}
 """,
-        prose=f"Attempt with divisor offset {n + 2}.",
+        prose=f"Attempt number {n}: return {fix}.",
     )
 
 

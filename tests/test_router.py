@@ -42,6 +42,9 @@ def state(**changes: Any) -> FixState:
         ({"verdict": "fail", "attempt": 1}, NOW + 60, "escalate"),
         ({"verdict": "fail", "attempt": 0, "max_iterations": 1}, NOW, "reflect"),
         ({"verdict": "fail", "attempt": 1, "max_iterations": 1}, NOW, "escalate"),
+        ({"verdict": "fail", "attempt": 1, "strikes": 1}, NOW, "reflect"),
+        ({"verdict": "rejected", "attempt": 1, "strikes": 2}, NOW, "escalate"),
+        ({"verdict": "pass", "attempt": 1, "strikes": 2}, NOW, "verify"),
     ],
 )
 def test_route(changes: dict[str, Any], now: float, expected: str) -> None:
@@ -84,7 +87,8 @@ def test_initial_state_is_valid_and_agreed() -> None:
 
 
 @pytest.mark.parametrize(
-    "field", ["attempt", "verdict", "max_iterations", "deadline", "status", "classification"]
+    "field",
+    ["attempt", "verdict", "max_iterations", "deadline", "status", "classification", "strikes"],
 )
 def test_missing_routing_field_fails_loudly(field: str) -> None:
     broken = dict(state())
