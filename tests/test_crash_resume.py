@@ -99,3 +99,43 @@ def test_killed_during_the_second_model_call_resumes_without_redoing_work(
         third.communicate(timeout=120)
     assert third.returncode == 0
     assert idle.requests == []
+
+
+BOUNDARIES = ["baseline", "generate", "apply", "check", "judge", "reflect", "verify", "minimize"]
+
+
+def _driver(repo: Path, base_url: str, crash_after: str | None) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "OPENAI_API_KEY": API_KEY,
+        "OPENAI_BASE_URL": base_url,
+        "FIXBOT_MODEL": "scripted-model",
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    module = "fixbot"
+    if crash_after:
+        env["FIXBOT_CRASH_AFTER"] = crash_after
+        module = "tests.crash_driver"
+    argv = [sys.executable, "-m", module, "fix", str(repo), "--log-format", "json", "--json"]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("boundary", BOUNDARIES)
+def test_a_crash_at_each_node_boundary_then_rerun_gives_the_same_result(
+    tmp_path: Path, boundary: str
+) -> None:
+    quick = {".fixbot.yml": "gates: {lint: false, types: false}\n"}
+    repo = make_repo(tmp_path / "repo", quick)
+    with ScriptedOpenAI([wrong(1), GOOD]) as server:
+        crashed = _driver(repo, server.base_url, boundary)
+        assert crashed.returncode == 9, crashed.stderr
+        rerun = _driver(repo, server.base_url, None)
+    assert rerun.returncode == 0, rerun.stderr
+    assert json.loads(rerun.stdout)["status"] == "fixed"
+    assert len(server.requests) == 2  # no recorded model reply was asked for again
+    evidence = json.loads((repo / ".fixbot" / "out" / "evidence.json").read_text())
+    assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "pass"]
+    assert "return sum(values) / len(values)" in evidence["diff"]
+    before = nodes_run(crashed.stderr)
+    after = nodes_run(rerun.stderr)
+    assert before[-1] == boundary and boundary not in after[:1]  # the finished node is not redone
