@@ -239,9 +239,49 @@ def _render_change(change: FileChange) -> str:
     return "".join(out)
 
 
+_Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
+
+
+class _TrimmedMatcher(difflib.SequenceMatcher[str]):
+    """Matches only what lies between the common head and tail: a small edit to a long
+    file costs what the edit costs, not what the file costs (difflib is quadratic)."""
+
+    def __init__(self, old: list[str], new: list[str]) -> None:
+        head = 0
+        while head < min(len(old), len(new)) and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        self._head, self._tail, self._sizes = head, tail, (len(old), len(new))
+        # autojunk=False: difflib's popular-line heuristic makes poor diffs of long files.
+        super().__init__(
+            None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False
+        )
+
+    def get_opcodes(self) -> list[_Opcode]:
+        h = self._head
+        ops = [
+            (tag, i1 + h, i2 + h, j1 + h, j2 + h) for tag, i1, i2, j1, j2 in super().get_opcodes()
+        ]
+        if h:
+            ops.insert(0, ("equal", 0, h, 0, h))
+        if self._tail:
+            n_old, n_new = self._sizes
+            ops.append(("equal", n_old - self._tail, n_old, n_new - self._tail, n_new))
+        merged: list[_Opcode] = []
+        for op in ops:
+            if op[1] == op[2] and op[3] == op[4]:
+                continue
+            if merged and merged[-1][0] == op[0] == "equal":
+                last = merged.pop()
+                op = ("equal", last[1], op[2], last[3], op[4])
+            merged.append(op)
+        return merged
+
+
 def _rendered_hunks(old: list[str], new: list[str]) -> Iterator[str]:
-    # autojunk=False: difflib's popular-line heuristic makes poor diffs of long files.
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    matcher = _TrimmedMatcher(old, new)
     for group in matcher.get_grouped_opcodes(3):
         first, last = group[0], group[-1]
         yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n"
