@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
 OWNERS = {
     "openai": {"llm.py"},
     "docker": {"sandbox/docker.py"},
-    "github": set(),
+    "github": {"github.py"},
     "detect_secrets": {"secrets.py"},
 }
 
