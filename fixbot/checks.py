@@ -8,9 +8,11 @@ per-test outcomes from the JUnit report, never from the exit code.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
+import stat
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -200,11 +202,29 @@ def run_status(run: Completed, tests: dict[str, CaseResult] | None, output_cap: 
     return "tests_failed" if any(r["outcome"] in FAILING for r in tests.values()) else "passed"
 
 
+REPORT_CAP = 8 * 1024 * 1024
+
+
 def parse_junit(report: Path) -> dict[str, CaseResult] | None:
-    """Per-test outcomes from a pytest JUnit report; None when it is missing or unreadable."""
+    """Per-test outcomes from a pytest JUnit report; None when it is missing or unreadable.
+
+    The candidate could have left anything at that path: never follow a link, never block
+    on a FIFO, never read more than REPORT_CAP.
+    """
     try:
-        root = ET.fromstring(report.read_bytes())  # noqa: S314 - written by our own pytest run
-    except (OSError, ET.ParseError):
+        fd = os.open(report, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > REPORT_CAP:
+            return None
+        data = handle.read(REPORT_CAP + 1)
+    if len(data) > REPORT_CAP:
+        return None
+    try:
+        root = ET.fromstring(data)  # noqa: S314 - bounded, and parsed without entity expansion
+    except ET.ParseError:
         return None
     tests: dict[str, CaseResult] = {}
     for case in root.iter("testcase"):

@@ -9,14 +9,15 @@ import shlex
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from contextlib import closing
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fixbot import __version__, log, proc, report
+from fixbot import __version__, doctor, log, proc, report
 from fixbot.config import load_config
-from fixbot.errors import FixbotError, SandboxUnavailable, UsageError
+from fixbot.errors import FixbotError, UsageError
 from fixbot.graph import build_graph
 from fixbot.history import render_attempt, render_history
 from fixbot.history import rows as history_rows
@@ -24,7 +25,7 @@ from fixbot.llm import OpenAIModel
 from fixbot.report import FixResult
 from fixbot.reverify import load_evidence, reverify
 from fixbot.sandbox import Sandbox
-from fixbot.sandbox.bwrap import BwrapSandbox
+from fixbot.sandbox.select import Backend, choose
 from fixbot.session import FixRequest, resume_fix, run_fix, thread_id
 from fixbot.snapshot import find_root, pin_commit
 from fixbot.store import checkpointer_for, thread_lock
@@ -101,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
             view.add_argument("--attempt", type=int, required=True, help="the attempt number")
         view.add_argument("--json", action="store_true", help="print JSON on stdout")
         view.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    doc = commands.add_parser(
+        "doctor", help="what this machine offers fixbot: sandboxes, git, test tools"
+    )
+    doc.add_argument("--json", action="store_true", help="print JSON on stdout")
+    doc.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
     check = commands.add_parser(
         "verify", help="re-run the verification recorded in an evidence.json"
     )
@@ -117,7 +123,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     secrets = [env[k] for k in SECRET_VARIABLES if env.get(k)]
     log.configure(fmt=args.log_format, secrets=secrets)
     if args.command == "verify":
-        return _verify(args)
+        return _verify(args, env)
+    if args.command == "doctor":
+        return _doctor(args, env)
     if args.command in ("history", "show"):
         return _history(args, env)
     return _fix(args, env)  # fix and resume
@@ -148,11 +156,12 @@ def _history(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return report.EXIT_OK
 
 
-def _verify(args: argparse.Namespace) -> int:
+def _verify(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     logger = log.get()
     try:
         evidence = load_evidence(args.evidence)
-        outcome = reverify(evidence, find_root(args.repo.resolve()), choose_sandbox("auto"))
+        with closing(choose_sandbox("auto", env)) as sandbox:
+            outcome = reverify(evidence, find_root(args.repo.resolve()), sandbox)
     except FixbotError as exc:
         logger.error("verify_failed", error=str(exc), kind=type(exc).__name__)
         if args.json:
@@ -180,12 +189,20 @@ def _overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, ob
     return overrides
 
 
-def choose_sandbox(backend: str) -> Sandbox:
-    if backend == "docker":
-        raise SandboxUnavailable(
-            "the docker backend is not available in this version of fixbot; use --sandbox bwrap"
-        )
-    return BwrapSandbox()
+def choose_sandbox(backend: Backend, env: Mapping[str, str]) -> Sandbox:
+    """The backend asked for; DOCKER_* variables say where the Docker engine is."""
+    docker_env = {k: v for k, v in env.items() if k.startswith("DOCKER_")}
+    return choose(backend, environment=docker_env)
+
+
+def _doctor(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    docker_env = {k: v for k, v in env.items() if k.startswith("DOCKER_")}
+    checks = doctor.diagnose(environment=docker_env)
+    if args.json:
+        sys.stdout.write(json.dumps([asdict(c) for c in checks]) + "\n")
+    else:
+        sys.stdout.write(doctor.render(checks))
+    return report.EXIT_OK if doctor.ready(checks) else report.EXIT_ENVIRONMENT
 
 
 def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -204,7 +221,7 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             raise UsageError(
                 "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
             )
-        sandbox = choose_sandbox(config.sandbox.backend)
+        sandbox = choose_sandbox(config.sandbox.backend, env)
         request: FixRequest | None = None
         if args.command == "resume":
             thread = args.thread
@@ -224,6 +241,7 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         facts.update(thread_id=thread)
         database_url = env.get("FIXBOT_DATABASE_URL")
         with (
+            closing(sandbox),
             thread_lock(root / STATE_DIR, thread, database_url),
             checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
             OpenAIModel(

@@ -37,7 +37,7 @@ class Completed:
         return self.output[-chars:]
 
 
-class _CappedSink:
+class CappedSink:
     """Keeps the first and last `cap // 2` bytes of a stream, counting the rest."""
 
     def __init__(self, cap: int) -> None:
@@ -63,7 +63,7 @@ class _CappedSink:
         return bytes(self.head + middle + self.tail).decode("utf-8", "replace")
 
 
-def _drain(stream: IO[bytes], sink: _CappedSink) -> None:
+def _drain(stream: IO[bytes], sink: CappedSink) -> None:
     while chunk := stream.read1(65536):  # type: ignore[attr-defined]
         sink.feed(chunk)
 
@@ -97,7 +97,7 @@ def run(
         start_new_session=True,
         pass_fds=tuple(pass_fds),
     )
-    sink = _CappedSink(output_cap)
+    sink = CappedSink(output_cap)
     reader = threading.Thread(target=_drain, args=(proc.stdout, sink), daemon=True)
     reader.start()
     # A timer kills the group while wait() blocks in waitpid: Popen.wait(timeout) would poll

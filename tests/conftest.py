@@ -90,6 +90,8 @@ def run_fixbot(capsys: pytest.CaptureFixture[str]) -> RunFixbot:
         }
         capsys.readouterr()
         head = [command, thread] if command == "resume" else [command]
+        if "--sandbox" not in args and "--sandbox" not in extra:
+            args = (*args, "--sandbox", "bwrap")  # the end-to-end suite runs on bubblewrap
         code = cli.main([*head, str(repo), "--log-format", "json", *args, *extra], environ)
         captured = capsys.readouterr()
         return Run(code, captured.out, captured.err, repo / ".fixbot" / "out")

@@ -31,7 +31,17 @@ def fixbot(repo: Path, base_url: str) -> subprocess.Popen[str]:
         "FIXBOT_MODEL": "scripted-model",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "fixbot", "fix", str(repo), "--log-format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "fixbot",
+            "fix",
+            str(repo),
+            "--log-format",
+            "json",
+            "--sandbox",
+            "bwrap",
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -116,7 +126,18 @@ def _driver(repo: Path, base_url: str, crash_after: str | None) -> subprocess.Co
     if crash_after:
         env["FIXBOT_CRASH_AFTER"] = crash_after
         module = "tests.crash_driver"
-    argv = [sys.executable, "-m", module, "fix", str(repo), "--log-format", "json", "--json"]
+    argv = [
+        sys.executable,
+        "-m",
+        module,
+        "fix",
+        str(repo),
+        "--log-format",
+        "json",
+        "--json",
+        "--sandbox",
+        "bwrap",
+    ]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -4,6 +4,7 @@ talking over a socket to a scripted OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -341,3 +342,24 @@ def test_not_a_git_repo_exits_3_and_writes_nothing(tmp_path: Path, run_fixbot: R
     assert run.code == 3
     assert "not a git repository" in json.loads(run.stdout)["reason"]
     assert list(plain.iterdir()) == []
+
+
+def test_fixed_end_to_end_in_the_docker_sandbox(tmp_path: Path, run_fixbot: RunFixbot) -> None:
+    """The whole run on the Docker backend, when an engine answers (CI starts one)."""
+    from fixbot.errors import SandboxUnavailable
+    from fixbot.sandbox.select import choose
+
+    try:
+        choose("docker")
+    except SandboxUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no Docker engine here: {exc}")
+    repo = make_repo(tmp_path / "repo")
+    with ScriptedOpenAI([GOOD]) as server:
+        run = run_fixbot(repo, "--sandbox", "docker", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    evidence = run.evidence
+    assert evidence["status"] == "fixed"
+    assert evidence["sandbox"].startswith("docker")
+    assert "1.1.1.1:80 refused" in evidence["network_probe"]

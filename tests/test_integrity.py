@@ -45,6 +45,9 @@ class CountingSandbox:
         self.name = "bwrap"
         self.runs = 0
 
+    def close(self) -> None:
+        pass
+
     def describe(self) -> str:
         return self.inner.describe()
 

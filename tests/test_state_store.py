@@ -65,7 +65,18 @@ def _fixbot(repo: Path, base_url: str, extra_env: dict[str, str] | None = None) 
         **(extra_env or {}),
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "fixbot", "fix", str(repo), "--log-format", "json", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "fixbot",
+            "fix",
+            str(repo),
+            "--log-format",
+            "json",
+            "--json",
+            "--sandbox",
+            "bwrap",
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

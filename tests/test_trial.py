@@ -30,6 +30,9 @@ class BrokenSandbox:
         self.failures = failures
         self.calls = 0
 
+    def close(self) -> None:
+        pass
+
     def describe(self) -> str:
         return "broken"
 

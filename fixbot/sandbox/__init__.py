@@ -65,3 +65,7 @@ class Sandbox(Protocol):
     def describe(self) -> str:
         """One line naming the backend and its version, for the evidence."""
         ...
+
+    def close(self) -> None:
+        """Release what the backend holds (the Docker client); runs are all over by then."""
+        ...

@@ -34,7 +34,7 @@ _ETC_FILES = (
 )
 
 
-def _python_prefixes() -> list[str]:
+def python_prefixes() -> list[str]:
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     return sorted(p for p in prefixes if not any(p.startswith(s + "/") for s in _SYSTEM_DIRS))
 
@@ -60,8 +60,11 @@ class BwrapSandbox:
             )
         self.executable = found
         self.privileged = os.geteuid() == 0
-        self._version = proc.run([found, "--version"], timeout=10).output.strip()
+        self._version = proc.run([found, "--version"], timeout=10, env={}).output.strip()
         self._probe()
+
+    def close(self) -> None:
+        """Nothing to release: every run's processes are gone when it returns."""
 
     def describe(self) -> str:
         mode = "privileged, setpriv to nobody" if self.privileged else "user namespace"
@@ -69,7 +72,9 @@ class BwrapSandbox:
 
     def _probe(self) -> None:
         result = proc.run(
-            [*self._prefix(Limits(timeout_seconds=10)), "--", *self._drop(), "true"], timeout=20
+            [*self._prefix(Limits(timeout_seconds=10)), "--", *self._drop(), "true"],
+            timeout=20,
+            env={},
         )
         if result.returncode != 0:
             raise SandboxUnavailable(
@@ -100,7 +105,7 @@ class BwrapSandbox:
         for path in _SYSTEM_DIRS:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
-        for path in _python_prefixes():
+        for path in python_prefixes():
             # bwrap would copy the modes of the host's parents (/root is 0700): open them up.
             for parent in reversed(Path(path).parents[:-1]):
                 args += ["--perms", "0755", "--dir", str(parent)]
@@ -110,7 +115,8 @@ class BwrapSandbox:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
-        args += ["--size", str(limits.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        size = str(limits.tmp_size_mb * 1024 * 1024)
+        args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
         args += ["--hostname", "sandbox", "--clearenv"]
         path_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
         for key, value in {**BASE_ENV, "PATH": ":".join(dict.fromkeys(path_dirs))}.items():
@@ -128,8 +134,8 @@ class BwrapSandbox:
         env: Mapping[str, str] | None = None,
     ) -> Completed:
         if self.privileged:
-            _give_to_nobody(workspace)
-            _give_to_nobody(outputs)
+            give_to_nobody(workspace)
+            give_to_nobody(outputs)
         args = self._prefix(limits)
         args += ["--bind", str(workspace), WORKSPACE, "--bind", str(outputs), OUTPUTS]
         for rel in readonly:
@@ -149,6 +155,9 @@ class BwrapSandbox:
                 timeout=limits.timeout_seconds,
                 output_cap=limits.output_bytes,
                 pass_fds=(status.fileno(),),
+                # Not even bwrap gets fixbot's environment: as an ordinary user, the sandbox's
+                # pid 1 is bwrap itself, and /proc/1/environ would show it to the command.
+                env={},
             )
             status.seek(0)
             started = b'"exit-code"' in status.read()
@@ -172,7 +181,7 @@ def _rlimits(limits: Limits) -> list[str]:
     ]
 
 
-def _give_to_nobody(root: Path) -> None:
+def give_to_nobody(root: Path) -> None:
     """The command runs as nobody, so nobody owns the places it may write."""
     os.chown(root, NOBODY, NOBODY)
     for dirpath, dirnames, filenames in os.walk(root):

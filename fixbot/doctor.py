@@ -1,0 +1,125 @@
+"""`fixbot doctor`: what this machine can do for fixbot, each answer with what to do about it.
+
+The sandboxes are tried for real (a bubblewrap that is installed but cannot create a namespace
+here is not ready), and the test, lint and type tools are asked for their versions inside the
+sandbox, with the Python the checks will run with.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixbot import proc
+from fixbot.errors import SandboxFailed, SandboxUnavailable
+from fixbot.sandbox import Limits, Sandbox
+from fixbot.sandbox.bwrap import BwrapSandbox
+from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox, sdk_version
+
+_LIMITS = Limits(timeout_seconds=60, memory_mb=1024)
+# (check name, module, what to install when it is missing)
+_TOOLS = (
+    ("pytest", "pytest", "pip install pytest"),
+    ("ruff", "ruff", "pip install ruff (the lint gate needs it)"),
+    ("mypy", "mypy", "pip install mypy (the type gate needs it)"),
+)
+_SANDBOXES = ("bubblewrap", "docker")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    version: str
+    detail: str
+
+
+def diagnose(
+    *, image: str = LOCAL_IMAGE, environment: Mapping[str, str] | None = None
+) -> list[Check]:
+    bwrap_check, bwrap = _bubblewrap()
+    docker_check, docker = _docker(image, environment)
+    checks = [bwrap_check, docker_check, _git()]
+    sandbox = docker or bwrap
+    for name, module, install in _TOOLS:
+        checks.append(_tool_in(sandbox, name, module, install))
+    return checks
+
+
+def ready(checks: list[Check]) -> bool:
+    """Whether fixbot can run here: a sandbox, git, and pytest in the sandbox."""
+    ok = {check.name: check.ok for check in checks}
+    return any(ok.get(name) for name in _SANDBOXES) and ok.get("git", False) and ok["pytest"]
+
+
+def render(checks: list[Check]) -> str:
+    name_width = max(len(check.name) for check in checks)
+    version_width = max(len(check.version or "-") for check in checks)
+    lines = [
+        f"{'ok' if check.ok else 'FAIL':4}  {check.name:{name_width}}  "
+        f"{check.version or '-':{version_width}}  {check.detail}"
+        for check in checks
+    ]
+    verdict = "fixbot can run here" if ready(checks) else "fixbot cannot run here yet"
+    return "\n".join([*lines, "", verdict]) + "\n"
+
+
+def _bubblewrap() -> tuple[Check, Sandbox | None]:
+    found = shutil.which("bwrap")
+    if not found:
+        return Check("bubblewrap", False, "", "not installed: apt-get install -y bubblewrap"), None
+    version = proc.run([found, "--version"], timeout=10).output.strip().removeprefix("bubblewrap ")
+    try:
+        sandbox = BwrapSandbox(found)
+    except SandboxUnavailable as exc:
+        return Check("bubblewrap", False, version, str(exc)), None
+    return Check("bubblewrap", True, version, f"creates sandboxes: {sandbox.describe()}"), sandbox
+
+
+def _docker(image: str, environment: Mapping[str, str] | None) -> tuple[Check, Sandbox | None]:
+    sdk = sdk_version()
+    if sdk is None:
+        return Check(
+            "docker", False, "", "the Python SDK is missing: pip install 'docker>=7'"
+        ), None
+    try:
+        sandbox = DockerSandbox(image, environment=environment)
+    except SandboxUnavailable as exc:
+        return Check("docker", False, f"SDK {sdk}", str(exc)), None
+    version = f"engine {sandbox.engine_version}, SDK {sdk}"
+    return Check("docker", True, version, f"image {image} ({sandbox.image_id})"), sandbox
+
+
+def _git() -> Check:
+    if not shutil.which("git"):
+        return Check("git", False, "", "not installed: apt-get install -y git")
+    result = proc.run(["git", "--version"], timeout=10)
+    return Check("git", result.returncode == 0, result.output.strip().removeprefix("git "), "")
+
+
+def _tool_in(sandbox: Sandbox | None, name: str, module: str, install: str) -> Check:
+    if sandbox is None:
+        return Check(name, False, "", "no sandbox to run it in (see above)")
+    scratch = Path(tempfile.mkdtemp(prefix="fixbot-doctor-"))
+    try:
+        (scratch / "workspace").mkdir()
+        (scratch / "outputs").mkdir()
+        result = sandbox.run(
+            ["python", "-m", module, "--version"],
+            workspace=scratch / "workspace",
+            outputs=scratch / "outputs",
+            limits=_LIMITS,
+        )
+    except SandboxFailed as exc:
+        return Check(name, False, "", f"the {sandbox.name} sandbox failed: {exc}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    where = f"in the {sandbox.name} sandbox's python"
+    if result.returncode != 0:
+        return Check(name, False, "", f"not importable {where}: {install}")
+    lines = result.output.strip().splitlines()
+    version = lines[0].removeprefix(f"{name} ") if lines else ""
+    return Check(name, True, version, where)

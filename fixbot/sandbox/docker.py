@@ -1,0 +1,395 @@
+"""The Docker backend: a fresh, locked-down container for every command.
+
+The image is a nearly empty root filesystem (`fixbot-sandbox:local`, built without a registry by
+.ci/docker-setup.sh); as in the bubblewrap backend, the host's toolchain (/usr, /opt, the Python
+installation, a few /etc files) is bind-mounted into it read-only. A user-named image brings its
+own toolchain instead. Every container is labelled, never reused and always removed; containers a
+crashed fixbot left behind are reaped when the next DockerSandbox is made.
+
+The container logs nothing to the engine's disk (log driver "none"): fixbot attaches before the
+start and drains the stream into the same capped sink proc.py uses, so a flood grows neither
+fixbot's memory nor the host's disk. This is the only module that imports the docker SDK, and
+only when a DockerSandbox is made: importing it costs nothing where Docker is absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fixbot.errors import SandboxFailed, SandboxUnavailable
+from fixbot.proc import CappedSink, Completed
+from fixbot.sandbox import BASE_ENV, DEFAULT_LIMITS, OUTPUTS, WORKSPACE, Limits
+from fixbot.sandbox.bwrap import NOBODY, give_to_nobody, python_prefixes
+
+if TYPE_CHECKING:
+    import docker
+    from docker.types import Mount
+
+LOCAL_IMAGE = "fixbot-sandbox:local"
+LABEL = "fixbot"
+OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"
+SETUP_HINT = "as root, .ci/docker-setup.sh installs docker.io, starts dockerd and builds the image"
+
+_PROBE_TIMEOUT = 5  # seconds for the engine to answer at all
+_REQUEST_TIMEOUT = 60  # seconds for one API request once it has
+_STREAM_GRACE = 15.0  # seconds after a kill before the output stream is cut
+_SYSTEM_DIRS = ("/usr", "/opt")
+# Containers this process is running now: any other container it owns is a leftover.
+_IN_FLIGHT: set[str] = set()
+_IN_FLIGHT_LOCK = threading.Lock()
+# The image has its own passwd and group (a `sandbox` user, uid 65534), and a real /sbin: the
+# engine mounts its init at /sbin/docker-init, which a read-only /usr under /sbin would hide.
+_ETC_FILES = (
+    "/etc/nsswitch.conf",
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+)
+_ROOT_DIRS = ("bin", "lib", "lib32", "lib64", "libx32")
+_PATH_IN_IMAGE = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _sdk() -> Any:
+    try:
+        import docker
+    except ImportError as exc:
+        raise SandboxUnavailable(
+            "the docker Python SDK is not installed: pip install 'docker>=7'"
+        ) from exc
+    return docker
+
+
+def sdk_version() -> str | None:
+    """The installed docker SDK's version, or None when it is not installed."""
+    try:
+        return str(_sdk().__version__)
+    except SandboxUnavailable:
+        return None
+
+
+def _engine_errors() -> tuple[type[BaseException], ...]:
+    import docker.errors
+    import requests.exceptions
+
+    return (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+
+
+class DockerSandbox:
+    name = "docker"
+
+    def __init__(
+        self,
+        image: str = LOCAL_IMAGE,
+        *,
+        host_toolchain: bool | None = None,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
+        """Connect to the engine named by `environment` (DOCKER_HOST...; default: os.environ).
+
+        `host_toolchain` (default: only for the local image) mounts the host's toolchain.
+        """
+        sdk = _sdk()
+        self._errors = _engine_errors()
+        self._client = self._connect(sdk, environment)
+        self._api = self._client.api
+        try:
+            found = _image(self._client, image)
+            self.engine_version = str(self._api.version()["Version"])
+        except self._errors as exc:
+            self._client.close()
+            raise SandboxUnavailable(f"the Docker engine failed: {exc}") from exc
+        except SandboxUnavailable:
+            self._client.close()
+            raise
+        self.image = image
+        digests = found.get("RepoDigests") or []
+        self.image_id = str(digests[0] if digests else found["Id"])
+        self.host_toolchain = image == LOCAL_IMAGE if host_toolchain is None else host_toolchain
+        self._toolchain = _toolchain_mounts() if self.host_toolchain else []
+        self._owner = _process_identity(os.getpid()) or f"unknown/{os.getpid()}"
+        self._unremoved = False
+        self.reaped = self.reap()
+
+    def _connect(self, sdk: Any, environment: Mapping[str, str] | None) -> docker.DockerClient:
+        client: docker.DockerClient | None = None
+        try:
+            client = sdk.from_env(timeout=_PROBE_TIMEOUT, environment=environment)
+            client.ping()
+        except self._errors as exc:
+            if client is not None:
+                client.close()
+            raise SandboxUnavailable(
+                f"the Docker engine does not answer ({exc}); start dockerd ({SETUP_HINT}), "
+                "or use --sandbox bwrap"
+            ) from exc
+        client.api.timeout = _REQUEST_TIMEOUT
+        return client
+
+    def describe(self) -> str:
+        tools = ", host toolchain read-only" if self.host_toolchain else ""
+        return f"docker engine {self.engine_version} (image {self.image} {self.image_id}{tools})"
+
+    def reap(self) -> list[str]:
+        """Remove fixbot's containers whose run is over: owner gone, or done, or overdue."""
+        reaped = []
+        with _IN_FLIGHT_LOCK, contextlib.suppress(*self._errors):
+            for found in self._api.containers(all=True, filters={"label": f"{LABEL}=1"}):
+                labels = found.get("Labels") or {}
+                if found["Id"] not in _IN_FLIGHT and _is_leftover(labels, self._owner):
+                    with contextlib.suppress(*self._errors):
+                        self._api.remove_container(found["Id"], force=True)
+                        reaped.append(str(found["Id"]))
+            self._unremoved = False
+        return reaped
+
+    def close(self) -> None:
+        """Close the connections to the engine (containers are removed run by run)."""
+        self._client.close()
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        workspace: Path,
+        outputs: Path,
+        readonly: Sequence[str] = (),
+        limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+    ) -> Completed:
+        if not argv:
+            raise ValueError("empty argv")
+        if os.geteuid() == 0:
+            give_to_nobody(workspace)
+            give_to_nobody(outputs)
+        if self._unremoved:
+            self.reap()  # what an engine failure left behind, once it answers again
+        start = time.monotonic()
+        try:
+            with _IN_FLIGHT_LOCK:
+                container = self._create(argv, workspace, outputs, readonly, limits, env)
+                _IN_FLIGHT.add(container)
+        except self._errors as exc:
+            self._unremoved = True  # it may exist all the same
+            raise SandboxFailed(f"docker could not create the container: {exc}") from exc
+        try:
+            returncode, oom_killed, timed_out, sink = self._attend(container, limits)
+        except self._errors as exc:
+            raise SandboxFailed(f"the Docker engine failed during the run: {exc}") from exc
+        finally:
+            try:
+                self._api.remove_container(container, force=True)
+            except self._errors:
+                self._unremoved = True
+            _IN_FLIGHT.discard(container)
+        return Completed(
+            argv=tuple(argv),
+            returncode=returncode,
+            output=sink.text() + (OOM_NOTE if oom_killed else ""),
+            seconds=time.monotonic() - start,
+            timed_out=timed_out,
+            output_bytes=sink.total,
+        )
+
+    def _create(
+        self,
+        argv: Sequence[str],
+        workspace: Path,
+        outputs: Path,
+        readonly: Sequence[str],
+        limits: Limits,
+        env: Mapping[str, str] | None,
+    ) -> str:
+        from docker.types import LogConfig, Mount, Ulimit
+
+        mounts = [
+            *self._toolchain,
+            Mount(WORKSPACE, str(workspace), type="bind"),
+            Mount(OUTPUTS, str(outputs), type="bind"),
+        ]
+        mounts += [
+            Mount(f"{WORKSPACE}/{rel}", source, type="bind", read_only=True)
+            for rel, source in _readonly_sources(workspace, readonly)
+        ]
+        file_size = limits.file_size_mb * 1024 * 1024
+        cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
+        memory = f"{limits.memory_mb}m"
+        host_config = self._api.create_host_config(
+            mounts=mounts,
+            network_mode="none",
+            ipc_mode="private",
+            read_only=True,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777"},
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            pids_limit=limits.pids,
+            mem_limit=memory,
+            memswap_limit=memory,
+            nano_cpus=int(min(limits.cpus, os.cpu_count() or 1) * 1e9),
+            init=True,
+            ulimits=[
+                Ulimit(name="fsize", soft=file_size, hard=file_size),
+                Ulimit(name="nofile", soft=1024, hard=1024),
+                Ulimit(name="core", soft=0, hard=0),
+                Ulimit(name="cpu", soft=cpu_seconds, hard=cpu_seconds),
+            ],
+            log_config=LogConfig(type=LogConfig.types.NONE),
+            oom_score_adj=1000,  # under host memory pressure, the candidate goes first
+        )
+        deadline = time.time() + limits.timeout_seconds + 60
+        environment = {**BASE_ENV, "PATH": self._path(), **(env or {})}
+        created = self._api.create_container(
+            self.image,
+            # The engine adds HOSTNAME to every environment: `env -u` keeps it the allow-list,
+            # and makes a missing command exit 127 as it would in a shell.
+            command=["env", "-u", "HOSTNAME", *argv],
+            user=f"{NOBODY}:{NOBODY}" if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}",
+            environment=[f"{key}={value}" for key, value in environment.items()],
+            working_dir=WORKSPACE,
+            hostname="sandbox",
+            labels={
+                LABEL: "1",
+                f"{LABEL}.owner": self._owner,
+                f"{LABEL}.deadline": f"{deadline:.0f}",
+            },
+            host_config=host_config,
+            stdin_open=False,
+            tty=False,
+        )
+        return str(created["Id"])
+
+    def _path(self) -> str:
+        if not self.host_toolchain:
+            return _PATH_IN_IMAGE
+        dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+        return ":".join(dict.fromkeys(dirs))
+
+    def _attend(self, container: str, limits: Limits) -> tuple[int, bool, bool, CappedSink]:
+        """Start the container, drain its output until it stops or its time is up."""
+        sink = CappedSink(limits.output_bytes)
+        # Attached before the start, so nothing the command writes is missed.
+        stream = self._api.attach(container, stdout=True, stderr=True, stream=True)
+        expired = threading.Event()
+        # The stream ends when the container stops; should the engine not say so, it is cut.
+        cut = threading.Timer(_STREAM_GRACE, _close_quietly, args=(stream,))
+        cut.daemon = True
+
+        def expire() -> None:
+            expired.set()
+            with contextlib.suppress(*self._errors):
+                self._api.kill(container)
+            cut.start()
+
+        timer = threading.Timer(limits.timeout_seconds, expire)
+        timer.daemon = True
+        try:
+            self._api.start(container)
+            timer.start()
+            for chunk in stream:
+                sink.feed(chunk)
+            status = self._api.wait(container, timeout=_REQUEST_TIMEOUT)
+            state = self._api.inspect_container(container)["State"]
+        finally:
+            timer.cancel()
+            timer.join()  # so that `cut` is either started or never will be
+            cut.cancel()
+            _close_quietly(stream)
+        return int(status["StatusCode"]), bool(state.get("OOMKilled")), expired.is_set(), sink
+
+
+def _close_quietly(stream: Any) -> None:
+    with contextlib.suppress(Exception):
+        stream.close()  # shuts the socket down, waking a reader blocked on it
+    # The SDK leaves the HTTP response, and with it the socket's last reference, open.
+    with contextlib.suppress(Exception):
+        stream._response.close()
+
+
+def _image(client: docker.DockerClient, image: str) -> dict[str, Any]:
+    """The engine's record of `image`; SandboxUnavailable, saying what to do, when it has none."""
+    import docker.errors
+
+    try:
+        found: dict[str, Any] = client.images.get(image).attrs
+    except docker.errors.ImageNotFound as exc:
+        remedy = SETUP_HINT if image == LOCAL_IMAGE else f"docker pull {image}, or build it"
+        raise SandboxUnavailable(
+            f"the sandbox image {image} is not on this Docker engine; {remedy}"
+        ) from exc
+    return found
+
+
+def _toolchain_mounts() -> list[Mount]:
+    from docker.types import Mount
+
+    paths = [p for p in _SYSTEM_DIRS if Path(p).is_dir()]
+    paths += python_prefixes()
+    # Merged-/usr hosts have /bin, /lib... as symlinks, which the image repeats; real folders
+    # are mounted. /sbin never is (see _ETC_FILES).
+    paths += [f"/{name}" for name in _ROOT_DIRS if Path(f"/{name}").is_dir()]
+    paths = [p for p in paths if not Path(p).is_symlink()]
+    paths += [p for p in _ETC_FILES if Path(p).exists()]
+    return [Mount(path, path, type="bind", read_only=True) for path in paths]
+
+
+def _readonly_sources(workspace: Path, readonly: Sequence[str]) -> list[tuple[str, str]]:
+    """(path in the workspace, host source) for each read-only path that resolves inside it.
+
+    A link out of the workspace (a committed `conftest.py -> /root/.ssh/id_rsa`) is not
+    mounted: the engine would follow it on the host and hand the sandbox the host's file.
+    """
+    root = workspace.resolve()
+    sources = []
+    for rel in readonly:
+        path = workspace / rel
+        if not path.exists():
+            continue
+        resolved = path.resolve()
+        if resolved.is_relative_to(root):
+            sources.append((rel, str(resolved)))
+    return sources
+
+
+def _process_identity(pid: int) -> str | None:
+    """boot id / pid namespace / pid / start time: a process of ours, distinct after pid reuse.
+
+    The namespace is this process's own: only owners in it are ever looked up.
+    """
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+    return f"{boot}/{namespace}/{pid}/{start}"
+
+
+def _is_leftover(labels: Mapping[str, str], mine: str) -> bool:
+    """Whether a labelled container (not in flight here) is past use."""
+    try:
+        deadline = float(labels.get(f"{LABEL}.deadline", "0"))
+    except ValueError:
+        deadline = 0.0
+    if time.time() > deadline:
+        return True
+    owner = labels.get(f"{LABEL}.owner", "")
+    if owner == mine:
+        return True  # this process's, and not one of its runs in flight
+    parts = owner.split("/")
+    if len(parts) != 4 or parts[:2] != mine.split("/")[:2] or not parts[2].isdigit():
+        return False  # another machine or pid namespace: only its deadline says it is over
+    return _process_identity(int(parts[2])) != owner
