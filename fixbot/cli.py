@@ -15,13 +15,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fixbot import __version__, doctor, log, proc, report
+from fixbot import __version__, doctor, github, log, proc, report
+from fixbot import action as actions
 from fixbot.config import load_config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.graph import build_graph
 from fixbot.history import render_attempt, render_history
 from fixbot.history import rows as history_rows
 from fixbot.llm import OpenAIModel
+from fixbot.publish import Publisher
 from fixbot.report import FixResult
 from fixbot.reverify import load_evidence, reverify
 from fixbot.sandbox import Sandbox
@@ -102,6 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
             view.add_argument("--attempt", type=int, required=True, help="the attempt number")
         view.add_argument("--json", action="store_true", help="print JSON on stdout")
         view.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    act = commands.add_parser(
+        "action", help="one GitHub Actions step: the event in, at most one fix PR out"
+    )
+    act.add_argument(
+        "--phase",
+        choices=actions.PHASES,
+        default="all",
+        help="fix: record the result, write nothing to GitHub; publish: open the PR from --result",
+    )
+    act.add_argument("--result", type=Path, help="with --phase publish: the recorded result folder")
+    act.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
     doc = commands.add_parser(
         "doctor", help="what this machine offers fixbot: sandboxes, git, test tools"
     )
@@ -121,7 +134,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = build_parser().parse_args(argv)
     env = os.environ if environ is None else environ
     secrets = [env[k] for k in SECRET_VARIABLES if env.get(k)]
+    if args.command == "action":
+        secrets += actions.secrets_of(env)  # the token as git's auth header, too
     log.configure(fmt=args.log_format, secrets=secrets)
+    if args.command == "action":
+        return _action(args, env)
     if args.command == "verify":
         return _verify(args, env)
     if args.command == "doctor":
@@ -328,3 +345,68 @@ def _apply(root: Path, commit: str, diff_text: str) -> None:
     proc.check(
         ["git", "-C", str(root), "apply", "--whitespace=nowarn", "-"], stdin_data=diff_text.encode()
     )
+
+
+def _action(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    def connect(settings: actions.ActionEnv) -> Publisher:
+        return github.connect(settings.repository, settings.token, api_url=settings.api_url)
+
+    return actions.run_action(
+        env,
+        fix=partial(_fix_for_action, env=env),
+        connect=connect,
+        phase=args.phase,
+        result_dir=args.result,
+    )
+
+
+def _fix_for_action(job: actions.FixJob, *, env: Mapping[str, str]) -> FixResult:
+    """The action's FixRunner: `fixbot fix` on job.commit of the trusted checkout (its config,
+    not the PR head's). Raises FixbotError; run_action records that as the result."""
+    overrides: dict[str, object] = {}
+    for key, variable in (
+        ("model", "FIXBOT_MODEL"),
+        ("base_url", "OPENAI_BASE_URL"),
+        ("sandbox.backend", "FIXBOT_SANDBOX"),
+    ):
+        if env.get(variable):
+            overrides[key] = env[variable]
+    if env.get("FIXBOT_MAX_ITERATIONS"):
+        try:
+            overrides["max_iterations"] = int(env["FIXBOT_MAX_ITERATIONS"])
+        except ValueError:
+            raise UsageError("max-iterations must be a whole number") from None
+    root = find_root(job.repo)
+    config = load_config(root, config_file=job.config_file, overrides=overrides)
+    if not config.model:
+        raise UsageError("no model named: set the model input, or model in .fixbot.yml")
+    request = FixRequest(
+        repo=root,
+        commit=job.commit,
+        config=config,
+        model_name=config.model,
+        base_url=config.base_url,
+        hint=job.hint if job.command == "fix" else "",
+    )
+    thread = thread_id(request)
+    database_url = env.get("FIXBOT_DATABASE_URL")
+    sandbox = choose_sandbox(config.sandbox.backend, env)
+    with (
+        closing(sandbox),
+        thread_lock(root / STATE_DIR, thread, database_url),
+        checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
+        OpenAIModel(
+            model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
+        ) as model,
+    ):
+        drive: dict[str, Any] = {
+            "model": model,
+            "sandbox": sandbox,
+            "checkpointer": checkpointer,
+            "observe": partial(_observe, log.get()),
+            "secrets": actions.secrets_of(env),
+        }
+        if job.command == "abort":
+            answer = {"action": "abort", "by": job.trigger.actor}
+            return resume_fix(thread, answer, repo=root, config=config, **drive)
+        return run_fix(request, **drive)

@@ -83,8 +83,28 @@ def _engine_errors() -> tuple[type[BaseException], ...]:
     return (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 
 
+_REMOVE_SECONDS = 60.0
+
+
 class DockerSandbox:
     name = "docker"
+
+    def _remove(self, container: str) -> bool:
+        """Remove the container, retrying while a busy engine (a fork bomb's teardown) times
+        out; a container that is already gone counts as removed."""
+        import docker.errors
+
+        deadline = time.monotonic() + _REMOVE_SECONDS
+        while True:
+            try:
+                self._api.remove_container(container, force=True)
+                return True
+            except docker.errors.NotFound:
+                return True
+            except self._errors:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(1.0)
 
     def __init__(
         self,
@@ -191,9 +211,7 @@ class DockerSandbox:
         except self._errors as exc:
             raise SandboxFailed(f"the Docker engine failed during the run: {exc}") from exc
         finally:
-            try:
-                self._api.remove_container(container, force=True)
-            except self._errors:
+            if not self._remove(container):
                 self._unremoved = True
             _IN_FLIGHT.discard(container)
         return Completed(
