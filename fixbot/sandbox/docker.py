@@ -102,9 +102,15 @@ class DockerSandbox:
             except docker.errors.NotFound:
                 return True
             except self._errors:
-                if time.monotonic() >= deadline:
-                    return False
+                if time.monotonic() >= deadline or not self._engine_answers():
+                    return False  # a gone engine is reaped from on the next run
                 time.sleep(1.0)
+
+    def _engine_answers(self) -> bool:
+        try:
+            return bool(self._api.ping())
+        except self._errors:
+            return False
 
     def __init__(
         self,
