@@ -428,7 +428,8 @@ def test_a_crashed_owners_container_is_reaped_by_the_next_sandbox(
         owner.send_signal(signal.SIGKILL)  # a crash: no finally blocks run
         owner.wait()
     (left,) = [c for c in labelled_containers(engine) if marker in c["Command"]]
-    assert left["State"] == "running"
+    # The engine may still report "created" for a moment after the command started.
+    assert left["State"] in ("created", "running")
     with DockerSandbox() as fresh:
         assert left["Id"] in fresh.reaped
     assert not [c for c in labelled_containers(engine) if marker in c["Command"]]
