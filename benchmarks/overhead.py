@@ -90,7 +90,14 @@ def one_run(iterations: int, sandbox: BwrapSandbox) -> tuple[float, float]:
     """(seconds outside the model and the sandboxed checks, seconds per sandboxed check)"""
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(Path(tmp))
-        config = load_config(repo, overrides={"max_iterations": iterations, "model": "instant"})
+        # Stuck detection off: the instant model's wrong diffs are deliberately alike.
+        overrides = {
+            "max_iterations": iterations,
+            "model": "instant",
+            "stuck.similarity": 1.0,
+            "stuck.stagnation_attempts": 50,
+        }
+        config = load_config(repo, overrides=overrides)
         request = FixRequest(
             repo=repo, commit=pin_commit(repo), config=config, model_name="instant", base_url=None
         )
