@@ -109,6 +109,8 @@ def run_checks(
     sandbox: Sandbox,
     workspace: Path,
     *,
+    lower: Path | None = None,
+    prepared: Path | None = None,
     test_command: str,
     lint: bool,
     types: bool,
@@ -123,6 +125,8 @@ def run_checks(
             argv,
             workspace=workspace,
             outputs=outputs,
+            lower=lower,
+            prepared=prepared,
             readonly=readonly,
             limits=limits,
             env=TEST_ENV,
@@ -130,13 +134,25 @@ def run_checks(
         result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
         if lint:
             lint_run = sandbox.run(
-                _RUFF, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits
+                _RUFF,
+                workspace=workspace,
+                outputs=outputs,
+                lower=lower,
+                prepared=prepared,
+                readonly=readonly,
+                limits=limits,
             )
             result["findings"] += parse_ruff(lint_run.output)
             result["commands"].append(shlex.join(_RUFF))
         if types:
             type_run = sandbox.run(
-                _MYPY, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits
+                _MYPY,
+                workspace=workspace,
+                outputs=outputs,
+                lower=lower,
+                prepared=prepared,
+                readonly=readonly,
+                limits=limits,
             )
             result["findings"] += parse_mypy(type_run.output)
             result["commands"].append(shlex.join(_MYPY))

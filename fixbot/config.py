@@ -52,6 +52,7 @@ class SandboxSettings:
     timeout_seconds: int = _bounded(300, minimum=1, maximum=86400)
     memory_mb: int = _bounded(2048, minimum=64)
     cpus: float = _bounded(2.0, exclusiveMinimum=0)
+    disk_mb: int = _bounded(1024, minimum=16)  # what one attempt may write (capped as root)
 
 
 @dataclass(frozen=True)

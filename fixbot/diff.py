@@ -103,8 +103,8 @@ def _file_diff(patched: PatchedFile) -> _FileDiff:
     )
     if source is None and target is None:
         raise DiffRejected("a file header has /dev/null on both sides")
-    source = None if source is None else _repo_path(source)
-    target = None if target is None else _repo_path(target)
+    source = None if source is None else repo_path(source)
+    target = None if target is None else repo_path(target)
     if source is not None and target is not None and source != target:
         raise DiffRejected(
             f"'{source}' -> '{target}': renaming is not supported; "
@@ -141,7 +141,7 @@ def _strip_prefixes(source: str | None, target: str | None) -> tuple[str | None,
     return source, target
 
 
-def _repo_path(path: str) -> str:
+def repo_path(path: str) -> str:
     """A clean repo-relative posix path, or DiffRejected saying what is wrong with it."""
     if path.startswith("/") or re.match(r"[A-Za-z]:", path) or "\\" in path:
         raise DiffRejected(f"path {path!r} is not relative to the repository root")
@@ -313,7 +313,7 @@ def _diff_line(prefix: str, line: str) -> str:
 def write_changes(patch: Patch, root: Path) -> None:
     """Write and delete `patch`'s files under `root`, after checking every path stays inside."""
     base = root.resolve()
-    targets = [base / _repo_path(change.path) for change in patch.changes]
+    targets = [base / repo_path(change.path) for change in patch.changes]
     for change, target in zip(patch.changes, targets, strict=True):
         if not target.resolve().is_relative_to(base):
             raise DiffRejected(f"path {change.path!r} leads outside the repository via a symlink")

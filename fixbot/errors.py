@@ -8,6 +8,7 @@
         ├── DirtyWorktree
         ├── SandboxUnavailable
         ├── SandboxFailed     the sandbox itself died (not the code in it)
+        ├── SetupFailed       setup_command (the prepare step) failed or timed out
         └── ModelUnreachable  the model endpoint failed after retries
 
 The exit codes themselves are decided in one place: `report.exit_code_for_error`.
@@ -51,6 +52,10 @@ class SandboxUnavailable(EnvironmentProblem):
 
 
 class SandboxFailed(EnvironmentProblem):
+    pass
+
+
+class SetupFailed(EnvironmentProblem):
     pass
 
 

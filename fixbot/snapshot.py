@@ -124,7 +124,7 @@ def protect(snapshot: Snapshot, globs: Iterable[str]) -> Snapshot:
     """The snapshot with its manifest recorded for these protected globs."""
     globs = tuple(globs)
     tree = snapshot.tree
-    manifest = {rel: _sha256(tree / rel) for rel in _files(tree) if is_protected(rel, globs)}
+    manifest = {rel: digest_of(tree / rel) for rel in _files(tree) if is_protected(rel, globs)}
     return replace(snapshot, manifest=manifest)
 
 
@@ -177,7 +177,7 @@ def manifest_mismatches(snapshot: Snapshot, workspace: Path) -> list[str]:
     bad = []
     for rel, digest in sorted(snapshot.manifest.items()):
         path = workspace / rel
-        if not (path.is_symlink() or path.is_file()) or _sha256(path) != digest:
+        if not (path.is_symlink() or path.is_file()) or digest_of(path) != digest:
             bad.append(rel)
     return bad
 
@@ -193,10 +193,15 @@ def _files(root: Path) -> list[str]:
     )
 
 
-def _sha256(path: Path) -> str:
+def digest_of(path: Path) -> str:
     if path.is_symlink():
         return hashlib.sha256(b"symlink:" + str(path.readlink()).encode()).hexdigest()
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tree_bytes(snapshot: Snapshot) -> int:
+    """What the snapshot's files take, for sizing a scratch folder that holds a copy."""
+    return sum(p.lstat().st_size + 4096 for p in snapshot.tree.rglob("*") if not p.is_symlink())
 
 
 def repo_files(snapshot: Snapshot) -> list[str]:

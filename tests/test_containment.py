@@ -39,6 +39,8 @@ from fixbot.proc import Completed
 from fixbot.sandbox import DEFAULT_LIMITS, Limits, Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.docker import LABEL, OOM_NOTE, DockerSandbox
+from fixbot.sandbox.scratch import attempt_scratch
+from fixbot.workspace import Workspace
 from tests.test_docker_sandbox import ENGINE_PROBLEM
 
 CASES = Path(__file__).resolve().parent / "containment"
@@ -51,6 +53,7 @@ LIMITS = Limits(
     file_size_mb=16,
     tmp_size_mb=32,
     output_bytes=64 * 1024,
+    disk_mb=48,
 )
 READONLY = ["tests", "probe.py", "case.json"]
 
@@ -79,18 +82,31 @@ class Recorder:
     def describe(self) -> str:
         return self.inner.describe()
 
+    @property
+    def layered(self) -> bool:
+        return self.inner.layered
+
     def run(
         self,
         argv: Sequence[str],
         *,
         workspace: Path,
         outputs: Path,
+        lower: Path | None = None,
+        prepared: Path | None = None,
         readonly: Sequence[str] = (),
         limits: Limits = DEFAULT_LIMITS,
         env: Mapping[str, str] | None = None,
     ) -> Completed:
         completed = self.inner.run(
-            argv, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits, env=env
+            argv,
+            workspace=workspace,
+            outputs=outputs,
+            lower=lower,
+            prepared=prepared,
+            readonly=readonly,
+            limits=limits,
+            env=env,
         )
         self.runs.append(completed)
         return completed
@@ -197,14 +213,26 @@ class Outcome:
 
 
 class Hostile:
-    """One case: a workspace with the hostile module, run through run_checks, checked after."""
+    """One case: a workspace with the hostile module, run through run_checks, checked after.
 
-    def __init__(self, sandbox: Sandbox, tmp_path: Path) -> None:
+    As fixbot runs an attempt: in a scratch folder capped at LIMITS.disk_mb (as root), and,
+    where the backend can, as a layer (`workspace`) over the case's tree (`tree`); `seen`
+    reads a path back as the command left it.
+    """
+
+    def __init__(self, sandbox: Sandbox, tmp_path: Path, scratch: Path) -> None:
         self.sandbox = sandbox
         self.tmp_path = tmp_path
-        self.workspace = tmp_path / "workspace"
+        self.workspace = scratch / "workspace"
+        self.tree = tmp_path / "tree" if sandbox.layered else self.workspace
         self.marker = "fbx" + uuid.uuid4().hex[:12]  # 15 characters, a whole process name
         self.workspace.mkdir()
+        self.tree.mkdir(exist_ok=True)
+        self.view = Workspace(self.workspace, self.tree if sandbox.layered else None)
+        self.capped = False
+
+    def seen(self, rel: str) -> Path | None:
+        return self.view.locate(rel)
 
     def run(
         self,
@@ -216,7 +244,7 @@ class Hostile:
         may_fail: bool = False,
         **facts: Any,
     ) -> Outcome:
-        ws = self.workspace
+        ws = self.tree
         shutil.copy(CASES / f"{case}.py", ws / "hostile.py")
         shutil.copy(CASES / "probe.py", ws / "probe.py")
         (ws / "tests").mkdir(exist_ok=True)
@@ -231,7 +259,8 @@ class Hostile:
         try:
             result = checks.run_checks(
                 recorder,
-                ws,
+                self.workspace,
+                lower=self.view.lower,
                 test_command="python -m pytest",
                 lint=False,
                 types=False,
@@ -245,8 +274,8 @@ class Hostile:
         finally:
             seconds = time.monotonic() - start
             watcher.close()
-        probe_file = ws / "probe.json"
-        probe = json.loads(probe_file.read_text()) if probe_file.is_file() else {}
+        probe_file = self.seen("probe.json")
+        probe = json.loads(probe_file.read_text()) if probe_file and probe_file.is_file() else {}
         outcome = Outcome(result, probe, recorder.runs, seconds, error, watcher.seen)
         self._check_no_trace(outcome, containers, lingers)
         return outcome
@@ -265,8 +294,11 @@ class Hostile:
 
 
 @pytest.fixture
-def hostile(sandbox: Sandbox, tmp_path: Path) -> Hostile:
-    return Hostile(sandbox, tmp_path)
+def hostile(sandbox: Sandbox, tmp_path: Path) -> Iterator[Hostile]:
+    with attempt_scratch(LIMITS.disk_mb) as scratch:
+        hostile = Hostile(sandbox, tmp_path, scratch.path)
+        hostile.capped = scratch.capped
+        yield hostile
 
 
 def test_no_connection_out_by_address_or_by_name(hostile: Hostile) -> None:
@@ -430,23 +462,26 @@ def test_git_hooks_and_config_stay_in_the_throwaway_copy(hostile: Hostile, tmp_p
     _git(host_repo, "add", "-A")
     _git(host_repo, "-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "init")
     before = digest(host_repo / ".git")
-    shutil.copytree(host_repo, hostile.workspace, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(host_repo, hostile.tree, symlinks=True, dirs_exist_ok=True)
     outcome = hostile.run("git_dir", host_git=str(host_repo / ".git"))
     assert digest(host_repo / ".git") == before
     assert not (host_repo / ".git" / "hooks" / "post-checkout").exists()
     assert outcome.refused("host hooks/pre-commit") and outcome.refused("host config")
     # Whatever landed, landed in the copy: write failed or the copy holds it.
-    copy_hook = hostile.workspace / ".git" / "hooks" / "post-checkout"
-    assert outcome.refused("hook") or copy_hook.is_file()
+    copy_hook = hostile.seen(".git/hooks/post-checkout")
+    assert outcome.refused("hook") or (copy_hook and copy_hook.is_file())
     _git(host_repo, "status")  # the host's repository still works, and ran nothing
 
 
 def test_the_tests_cannot_be_modified_at_run_time(hostile: Hostile) -> None:
     outcome = hostile.run("tamper_tests")
-    ws = hostile.workspace
-    assert sorted(p.name for p in (ws / "tests").iterdir()) == ["test_hostile.py"]
-    assert digest(ws / "tests" / "test_hostile.py") == digest(CASES / "check_hostile.py")
-    assert digest(ws / "probe.py") == digest(CASES / "probe.py")
+    tests = hostile.seen("tests")
+    assert tests is not None
+    assert hostile.seen("tests-gone") is None and hostile.seen("tests/conftest.py") is None
+    tested = hostile.seen("tests/test_hostile.py")
+    assert tested and digest(tested) == digest(CASES / "check_hostile.py")
+    probe = hostile.seen("probe.py")
+    assert probe and digest(probe) == digest(CASES / "probe.py")
     steps = ["append", "truncate", "remove", "rename folder", "new conftest", "chmod"]
     assert all(outcome.refused(step) for step in [*steps, "replace probe"]), outcome.probe
 
@@ -470,13 +505,23 @@ def test_a_memory_bomb_is_stopped_by_the_memory_limit(hostile: Hostile) -> None:
         )
 
 
-def test_disk_filling_is_capped_per_file_and_in_tmp(hostile: Hostile) -> None:
+def test_disk_filling_is_capped_per_file_in_all_and_in_tmp(hostile: Hostile) -> None:
     limits = LIMITS
-    outcome = hostile.run("disk_fill", big_mb=64, tmp_files=4, tmp_file_mb=15)
+    outcome = hostile.run(
+        "disk_fill", big_mb=64, ws_files=4, ws_file_mb=15, tmp_files=4, tmp_file_mb=15
+    )
     assert outcome.refused("big file"), outcome.probe
     assert outcome.probe.get("big_mb", 0) <= limits.file_size_mb
-    big = hostile.workspace / f"big-{hostile.marker}.bin"
-    assert big.stat().st_size <= limits.file_size_mb * 1024 * 1024
+    if os.geteuid() == 0:  # as an ordinary user, fixbot cannot mount the capped scratch
+        assert hostile.capped
+        in_ws = outcome.probe.get("big_mb", 0)
+        in_ws += sum(
+            v for k, v in outcome.probe.items() if k.startswith("ws_") and k.endswith("_mb")
+        )
+        assert in_ws <= limits.disk_mb, outcome.probe
+        assert any(outcome.refused(f"ws {n}") for n in range(4)), outcome.probe
+    big = hostile.seen(f"big-{hostile.marker}.bin")
+    assert big is not None and big.stat().st_size <= limits.file_size_mb * 1024 * 1024
     in_tmp = sum(v for k, v in outcome.probe.items() if k.startswith("tmp_") and k.endswith("_mb"))
     assert in_tmp <= limits.tmp_size_mb
     assert any(outcome.refused(f"tmp {n}") for n in range(4)), outcome.probe
@@ -546,7 +591,7 @@ def test_setuid_and_setuid_programs_do_not_give_root(hostile: Hostile) -> None:
     for step in ("su", "sudo", "mount"):
         assert not str(outcome.probe.get(step, "")).startswith("exit 0"), outcome.probe
     assert outcome.probe["euid"] != 0 and outcome.probe["uid"] != 0
-    assert not (hostile.workspace / f"{hostile.marker}-root").exists()
+    assert hostile.seen(f"{hostile.marker}-root") is None
 
 
 def test_a_committed_link_at_a_readonly_path_does_not_expose_the_host(
@@ -558,8 +603,8 @@ def test_a_committed_link_at_a_readonly_path_does_not_expose_the_host(
     try:
         for secret in (in_tmp, deep):
             secret.write_text(canary)
-        (hostile.workspace / "conftest.py").symlink_to(in_tmp)
-        (hostile.workspace / "setup.cfg").symlink_to(deep)
+        (hostile.tree / "conftest.py").symlink_to(in_tmp)
+        (hostile.tree / "setup.cfg").symlink_to(deep)
         outcome = hostile.run(
             "readonly_link", readonly=["conftest.py", "setup.cfg"], may_fail=True, lingers=False
         )

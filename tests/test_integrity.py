@@ -51,12 +51,18 @@ class CountingSandbox:
     def describe(self) -> str:
         return self.inner.describe()
 
+    @property
+    def layered(self) -> bool:
+        return self.inner.layered
+
     def run(
         self,
         argv: Sequence[str],
         *,
         workspace: Path,
         outputs: Path,
+        lower: Path | None = None,
+        prepared: Path | None = None,
         readonly: Sequence[str] = (),
         limits: Limits = DEFAULT_LIMITS,
         env: Mapping[str, str] | None = None,
@@ -65,7 +71,14 @@ class CountingSandbox:
             env = {**env, "FIXBOT_TEST_RUN": str(self.runs)}
             self.runs += 1
         return self.inner.run(
-            argv, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits, env=env
+            argv,
+            workspace=workspace,
+            outputs=outputs,
+            lower=lower,
+            prepared=prepared,
+            readonly=readonly,
+            limits=limits,
+            env=env,
         )
 
 

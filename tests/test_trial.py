@@ -36,12 +36,18 @@ class BrokenSandbox:
     def describe(self) -> str:
         return "broken"
 
+    @property
+    def layered(self) -> bool:
+        return self.inner.layered
+
     def run(
         self,
         argv: Sequence[str],
         *,
         workspace: Path,
         outputs: Path,
+        lower: Path | None = None,
+        prepared: Path | None = None,
         readonly: Sequence[str] = (),
         limits: Limits = DEFAULT_LIMITS,
         env: Mapping[str, str] | None = None,
@@ -50,7 +56,14 @@ class BrokenSandbox:
         if self.calls <= self.failures:
             raise SandboxFailed("bubblewrap failed: setting up uid map: Permission denied")
         return self.inner.run(
-            argv, workspace=workspace, outputs=outputs, readonly=readonly, limits=limits, env=env
+            argv,
+            workspace=workspace,
+            outputs=outputs,
+            lower=lower,
+            prepared=prepared,
+            readonly=readonly,
+            limits=limits,
+            env=env,
         )
 
 

@@ -4,6 +4,11 @@ As root, bwrap runs in privileged mode and `setpriv` drops the command to the re
 with no capabilities; as an ordinary user, a user namespace maps the command to `nobody` inside.
 Either way: no network namespace peers, a new pid namespace (its init dying takes every
 descendant with it), system paths read-only, only the workspace and the outputs folder writable.
+
+Layered workspaces need root: bubblewrap 0.8 (Debian 12) cannot mount an overlay itself, so
+`unshare` gives the run a private mount namespace, a fixed `sh` script mounts the overlay there
+(its arguments are paths fixbot made, never text from the repository) and execs bwrap, which
+binds the merged tree at /workspace. The mount dies with the namespace, whatever happens.
 """
 
 from __future__ import annotations
@@ -13,12 +18,22 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from fixbot import proc
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import BASE_ENV, DEFAULT_LIMITS, OUTPUTS, WORKSPACE, Limits
+from fixbot.sandbox import (
+    BASE_ENV,
+    DEFAULT_LIMITS,
+    OUTPUTS,
+    PREPARED,
+    WORKSPACE,
+    Limits,
+    prepared_env,
+)
 
 NOBODY = 65534
 _SYSTEM_DIRS = ("/usr", "/opt")
@@ -32,6 +47,13 @@ _ETC_FILES = (
     "/etc/ssl",
     "/etc/ca-certificates",
 )
+
+
+# Only the prepare step has a network, and with it the host's resolver settings.
+_NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
+# $1: mount, $2: the overlay's options, $3: where to mount it; then the bwrap command line.
+_MOUNT_THEN_EXEC = '"$1" -t overlay -o "$2" fixbot-overlay "$3" && shift 3 && exec "$@"'
+_NOT_IN_OPTIONS = (",", ":", "\\", "\n")
 
 
 def python_prefixes() -> list[str]:
@@ -61,14 +83,35 @@ class BwrapSandbox:
         self.executable = found
         self.privileged = os.geteuid() == 0
         self._version = proc.run([found, "--version"], timeout=10, env={}).output.strip()
+        self._owned: set[Path] = set()
         self._probe()
+        self.layered = self.privileged and self._probe_layers()
 
     def close(self) -> None:
         """Nothing to release: every run's processes are gone when it returns."""
 
     def describe(self) -> str:
         mode = "privileged, setpriv to nobody" if self.privileged else "user namespace"
-        return f"{self._version} ({mode})"
+        layers = ", overlay workspaces" if self.layered else ""
+        return f"{self._version} ({mode}{layers})"
+
+    def _probe_layers(self) -> bool:
+        """Whether this host lets fixbot lay a workspace over a snapshot (overlayfs)."""
+        if not (shutil.which("unshare") and shutil.which("mount")):
+            return False
+        root = Path(tempfile.mkdtemp(prefix="fixbot-probe-"))
+        try:
+            (root / "lower").mkdir()
+            (root / "upper").mkdir()
+            (root / "lower" / "seen").write_text("")
+            with _overlay(root / "upper", root / "lower") as (launcher, merged):
+                args = [*launcher, *self._prefix(Limits(timeout_seconds=10))]
+                args += ["--bind", str(merged), WORKSPACE, "--", "test", "-e", "/workspace/seen"]
+                return proc.run(args, timeout=20, env={}).returncode == 0
+        except (OSError, SandboxFailed):
+            return False
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
     def _probe(self) -> None:
         result = proc.run(
@@ -95,13 +138,16 @@ class BwrapSandbox:
             "--",
         ]
 
-    def _prefix(self, limits: Limits) -> list[str]:
+    def _prefix(
+        self, limits: Limits, *, network: bool = False, prepared: bool = False
+    ) -> list[str]:
         args = [self.executable, "--die-with-parent", "--new-session"]
         if self.privileged:
-            args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-            args += ["--unshare-cgroup-try"]
+            args += [] if network else ["--unshare-net"]
+            args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         else:
             args += ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+            args += ["--share-net"] if network else []
         for path in _SYSTEM_DIRS:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
@@ -111,7 +157,8 @@ class BwrapSandbox:
                 args += ["--perms", "0755", "--dir", str(parent)]
             args += ["--ro-bind", path, path]
         args += list(_root_links())
-        for path in _ETC_FILES:
+        args += ["--perms", "0755", "--dir", "/etc"]  # as root, bwrap would make it 0700
+        for path in (*_ETC_FILES, *(_NETWORK_FILES if network else ())):
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
@@ -119,7 +166,10 @@ class BwrapSandbox:
         args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
         args += ["--hostname", "sandbox", "--clearenv"]
         path_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
-        for key, value in {**BASE_ENV, "PATH": ":".join(dict.fromkeys(path_dirs))}.items():
+        environment = {**BASE_ENV, "PATH": ":".join(dict.fromkeys(path_dirs))}
+        if prepared:
+            environment.update(prepared_env(environment["PATH"]))
+        for key, value in environment.items():
             args += ["--setenv", key, value]
         return args
 
@@ -129,19 +179,62 @@ class BwrapSandbox:
         *,
         workspace: Path,
         outputs: Path,
+        lower: Path | None = None,
+        prepared: Path | None = None,
         readonly: Sequence[str] = (),
         limits: Limits = DEFAULT_LIMITS,
         env: Mapping[str, str] | None = None,
     ) -> Completed:
+        if lower is not None and not self.layered:
+            raise ValueError("this bubblewrap sandbox cannot lay a workspace over another tree")
         if self.privileged:
             give_to_nobody(workspace)
             give_to_nobody(outputs)
-        args = self._prefix(limits)
-        args += ["--bind", str(workspace), WORKSPACE, "--bind", str(outputs), OUTPUTS]
-        for rel in readonly:
-            if (workspace / rel).exists():
-                target = f"{WORKSPACE}/{rel}"
-                args += ["--ro-bind", str(workspace / rel), target]
+            if lower is not None and lower not in self._owned:
+                give_to_nobody(lower)  # once: the lower tree is shared and never written
+                self._owned.add(lower)
+        plan = _Plan(workspace, outputs, workspace, readonly, prepared, setup=False)
+        if lower is None:
+            return self._run(argv, [], plan, limits, env)
+        with _overlay(workspace, lower) as (launcher, merged):
+            plan = _Plan(merged, outputs, lower, readonly, prepared, setup=False)
+            return self._run(argv, launcher, plan, limits, env)
+
+    def prepare(
+        self,
+        argv: Sequence[str],
+        *,
+        workspace: Path,
+        env_dir: Path,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> Completed:
+        if self.privileged:
+            give_to_nobody(workspace)
+            give_to_nobody(env_dir)
+        outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
+        try:
+            if self.privileged:
+                give_to_nobody(outputs)
+            plan = _Plan(workspace, outputs, workspace, (), env_dir, setup=True)
+            return self._run(argv, [], plan, limits, None)
+        finally:
+            shutil.rmtree(outputs, ignore_errors=True)
+
+    def _run(
+        self,
+        argv: Sequence[str],
+        launcher: Sequence[str],
+        plan: _Plan,
+        limits: Limits,
+        env: Mapping[str, str] | None,
+    ) -> Completed:
+        prepared = plan.prepared is not None
+        args = [*launcher, *self._prefix(limits, network=plan.setup, prepared=prepared)]
+        args += ["--bind", str(plan.tree), WORKSPACE, "--bind", str(plan.outputs), OUTPUTS]
+        if plan.prepared is not None:
+            args += ["--bind" if plan.setup else "--ro-bind", str(plan.prepared), PREPARED]
+        for rel, source in readonly_sources(plan.pristine, plan.readonly):
+            args += ["--ro-bind", source, f"{WORKSPACE}/{rel}"]
         for key, value in (env or {}).items():
             args += ["--setenv", key, value]
         with tempfile.TemporaryFile() as status:
@@ -164,6 +257,57 @@ class BwrapSandbox:
         if not started and not result.timed_out:
             raise SandboxFailed(f"bubblewrap failed: {result.tail(500).strip()}")
         return result
+
+
+@dataclass(frozen=True)
+class _Plan:
+    tree: Path  # bound at WORKSPACE
+    outputs: Path
+    pristine: Path  # where the read-only paths are bound from
+    readonly: Sequence[str]
+    prepared: Path | None  # the prepared environment, at PREPARED
+    setup: bool  # fixbot's prepare step: network, and the environment writable
+
+
+@contextmanager
+def _overlay(upper: Path, lower: Path) -> Iterator[tuple[list[str], Path]]:
+    """(the launcher that mounts upper over lower in a private namespace, the mount point)."""
+    unshare, mount = shutil.which("unshare"), shutil.which("mount")
+    if not (unshare and mount):
+        raise SandboxFailed("overlay workspaces need util-linux's unshare and mount")
+    work = Path(tempfile.mkdtemp(prefix=".overlay-work-", dir=upper.parent))
+    merged = Path(tempfile.mkdtemp(prefix=".overlay-", dir=upper.parent))
+    try:
+        options = overlay_options(upper, lower, work)
+        launcher = [unshare, "--mount", "--propagation", "private", "--"]
+        launcher += ["sh", "-c", _MOUNT_THEN_EXEC, "fixbot-overlay", mount, options, str(merged)]
+        yield launcher, merged
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(merged, ignore_errors=True)
+
+
+def overlay_options(upper: Path, lower: Path, work: Path) -> str:
+    """overlayfs's mount options for these folders (fixbot's own, never the repository's)."""
+    for path in (upper, lower, work):
+        if any(c in str(path) for c in _NOT_IN_OPTIONS):
+            raise SandboxFailed(f"cannot lay an overlay over {path}: mount options forbid , : \\")
+    return f"lowerdir={lower},upperdir={upper},workdir={work}"
+
+
+def readonly_sources(root: Path, readonly: Sequence[str]) -> list[tuple[str, str]]:
+    """(path in the workspace, host source) for each read-only path that resolves inside root.
+
+    A link out of the tree (a committed `conftest.py -> /root/.ssh/id_rsa`) is not bound: the
+    bind would follow it on the host and hand the sandbox the host's file.
+    """
+    base = root.resolve()
+    sources = []
+    for rel in readonly:
+        path = root / rel
+        if path.exists() and path.resolve().is_relative_to(base):
+            sources.append((rel, str(path.resolve())))
+    return sources
 
 
 def _rlimits(limits: Limits) -> list[str]:

@@ -16,17 +16,34 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import CappedSink, Completed
-from fixbot.sandbox import BASE_ENV, DEFAULT_LIMITS, OUTPUTS, WORKSPACE, Limits
-from fixbot.sandbox.bwrap import NOBODY, give_to_nobody, python_prefixes
+from fixbot.sandbox import (
+    BASE_ENV,
+    DEFAULT_LIMITS,
+    OUTPUTS,
+    PREPARED,
+    WORKSPACE,
+    Limits,
+    prepared_env,
+)
+from fixbot.sandbox.bwrap import (
+    NOBODY,
+    give_to_nobody,
+    overlay_options,
+    python_prefixes,
+    readonly_sources,
+)
 
 if TYPE_CHECKING:
     import docker
@@ -97,7 +114,7 @@ class DockerSandbox:
         deadline = time.monotonic() + _REMOVE_SECONDS
         while True:
             try:
-                self._api.remove_container(container, force=True)
+                self._api.remove_container(container, force=True, v=True)
                 return True
             except docker.errors.NotFound:
                 return True
@@ -143,7 +160,34 @@ class DockerSandbox:
         self._toolchain = _toolchain_mounts() if self.host_toolchain else []
         self._owner = _process_identity(os.getpid()) or f"unknown/{os.getpid()}"
         self._unremoved = False
+        self._layered: bool | None = None
+        self._owned: set[Path] = set()
         self.reaped = self.reap()
+
+    @property
+    def layered(self) -> bool:
+        """Whether the engine lays a workspace over a snapshot (a local overlay volume); asked
+        of the engine once, with a throwaway container. Needs root: whiteouts and ownership."""
+        if self._layered is None:
+            self._layered = os.geteuid() == 0 and self._probe_layers()
+        return self._layered
+
+    def _probe_layers(self) -> bool:
+        root = Path(tempfile.mkdtemp(prefix="fixbot-probe-"))
+        try:
+            (root / "lower").mkdir()
+            (root / "upper").mkdir()
+            (root / "out").mkdir()
+            (root / "lower" / "seen").write_text("")
+            probe = ["test", "-e", f"{WORKSPACE}/seen"]
+            limits = Limits(timeout_seconds=30)
+            plan = _Plan(root / "upper", root / "out", root / "lower", (), None, setup=False)
+            done = self._run(probe, plan, limits, None)
+            return done.returncode == 0
+        except SandboxFailed:
+            return False
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
     def _connect(self, sdk: Any, environment: Mapping[str, str] | None) -> docker.DockerClient:
         client: docker.DockerClient | None = None
@@ -172,7 +216,7 @@ class DockerSandbox:
                 labels = found.get("Labels") or {}
                 if found["Id"] not in _IN_FLIGHT and _is_leftover(labels, self._owner):
                     with contextlib.suppress(*self._errors):
-                        self._api.remove_container(found["Id"], force=True)
+                        self._api.remove_container(found["Id"], force=True, v=True)
                         reaped.append(str(found["Id"]))
             self._unremoved = False
         return reaped
@@ -193,21 +237,69 @@ class DockerSandbox:
         *,
         workspace: Path,
         outputs: Path,
+        lower: Path | None = None,
+        prepared: Path | None = None,
         readonly: Sequence[str] = (),
         limits: Limits = DEFAULT_LIMITS,
         env: Mapping[str, str] | None = None,
     ) -> Completed:
+        if lower is not None and not self.layered:
+            raise ValueError("this Docker engine cannot lay a workspace over another tree")
+        plan = _Plan(workspace, outputs, lower, readonly, prepared, setup=False)
+        return self._run(argv, plan, limits, env)
+
+    def prepare(
+        self,
+        argv: Sequence[str],
+        *,
+        workspace: Path,
+        env_dir: Path,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> Completed:
+        outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
+        try:
+            if os.geteuid() == 0:
+                give_to_nobody(env_dir)
+            plan = _Plan(workspace, outputs, None, (), env_dir, setup=True)
+            return self._run(argv, plan, limits, None)
+        finally:
+            shutil.rmtree(outputs, ignore_errors=True)
+
+    def _run(
+        self, argv: Sequence[str], plan: _Plan, limits: Limits, env: Mapping[str, str] | None
+    ) -> Completed:
         if not argv:
             raise ValueError("empty argv")
+        lower = plan.lower
         if os.geteuid() == 0:
-            give_to_nobody(workspace)
-            give_to_nobody(outputs)
+            give_to_nobody(plan.workspace)
+            give_to_nobody(plan.outputs)
+            if lower is not None and lower not in self._owned:
+                give_to_nobody(lower)  # once: the lower tree is shared and never written
+                self._owned.add(lower)
+        work = None
+        if lower is not None:
+            work = Path(tempfile.mkdtemp(prefix=".overlay-work-", dir=plan.workspace.parent))
+        try:
+            return self._contained(argv, plan, work, limits, env)
+        finally:
+            if work is not None:
+                shutil.rmtree(work, ignore_errors=True)
+
+    def _contained(
+        self,
+        argv: Sequence[str],
+        plan: _Plan,
+        work: Path | None,
+        limits: Limits,
+        env: Mapping[str, str] | None,
+    ) -> Completed:
         if self._unremoved:
             self.reap()  # what an engine failure left behind, once it answers again
         start = time.monotonic()
         try:
             with _IN_FLIGHT_LOCK:
-                container = self._create(argv, workspace, outputs, readonly, limits, env)
+                container = self._create(argv, plan, work, limits, env)
                 _IN_FLIGHT.add(container)
         except self._errors as exc:
             self._unremoved = True  # it may exist all the same
@@ -232,9 +324,8 @@ class DockerSandbox:
     def _create(
         self,
         argv: Sequence[str],
-        workspace: Path,
-        outputs: Path,
-        readonly: Sequence[str],
+        plan: _Plan,
+        work: Path | None,
         limits: Limits,
         env: Mapping[str, str] | None,
     ) -> str:
@@ -242,19 +333,25 @@ class DockerSandbox:
 
         mounts = [
             *self._toolchain,
-            Mount(WORKSPACE, str(workspace), type="bind"),
-            Mount(OUTPUTS, str(outputs), type="bind"),
+            _workspace_mount(plan.workspace, plan.lower, work),
+            Mount(OUTPUTS, str(plan.outputs), type="bind"),
         ]
+        if plan.prepared is not None:
+            mounts.append(
+                Mount(PREPARED, str(plan.prepared), type="bind", read_only=not plan.setup)
+            )
         mounts += [
             Mount(f"{WORKSPACE}/{rel}", source, type="bind", read_only=True)
-            for rel, source in _readonly_sources(workspace, readonly)
+            for rel, source in readonly_sources(plan.lower or plan.workspace, plan.readonly)
         ]
         file_size = limits.file_size_mb * 1024 * 1024
         cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
         memory = f"{limits.memory_mb}m"
         host_config = self._api.create_host_config(
             mounts=mounts,
-            network_mode="none",
+            # Only fixbot's prepare step has a network: the host's, as the repository's own CI
+            # would (engines on CI machines often have no bridge).
+            network_mode="host" if plan.setup else "none",
             ipc_mode="private",
             read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777"},
@@ -276,6 +373,8 @@ class DockerSandbox:
         )
         deadline = time.time() + limits.timeout_seconds + 60
         environment = {**BASE_ENV, "PATH": self._path(), **(env or {})}
+        if plan.prepared is not None:
+            environment.update(prepared_env(self._path()))
         created = self._api.create_container(
             self.image,
             # The engine adds HOSTNAME to every environment: `env -u` keeps it the allow-list,
@@ -284,7 +383,7 @@ class DockerSandbox:
             user=f"{NOBODY}:{NOBODY}" if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}",
             environment=[f"{key}={value}" for key, value in environment.items()],
             working_dir=WORKSPACE,
-            hostname="sandbox",
+            hostname=None if plan.setup else "sandbox",  # a host network keeps its name
             labels={
                 LABEL: "1",
                 f"{LABEL}.owner": self._owner,
@@ -370,22 +469,36 @@ def _toolchain_mounts() -> list[Mount]:
     return [Mount(path, path, type="bind", read_only=True) for path in paths]
 
 
-def _readonly_sources(workspace: Path, readonly: Sequence[str]) -> list[tuple[str, str]]:
-    """(path in the workspace, host source) for each read-only path that resolves inside it.
+@dataclass(frozen=True)
+class _Plan:
+    workspace: Path  # bound at WORKSPACE, or the upper layer over `lower`
+    outputs: Path
+    lower: Path | None
+    readonly: Sequence[str]
+    prepared: Path | None  # the prepared environment, at PREPARED
+    setup: bool  # fixbot's prepare step: network, and the environment writable
 
-    A link out of the workspace (a committed `conftest.py -> /root/.ssh/id_rsa`) is not
-    mounted: the engine would follow it on the host and hand the sandbox the host's file.
-    """
-    root = workspace.resolve()
-    sources = []
-    for rel in readonly:
-        path = workspace / rel
-        if not path.exists():
-            continue
-        resolved = path.resolve()
-        if resolved.is_relative_to(root):
-            sources.append((rel, str(resolved)))
-    return sources
+
+def _workspace_mount(workspace: Path, lower: Path | None, work: Path | None) -> Mount:
+    """The workspace itself, or (layered) an anonymous local volume that the engine mounts as
+    an overlay of workspace over lower; it goes with the container."""
+    from docker.types import DriverConfig, Mount
+
+    if lower is None or work is None:
+        return Mount(WORKSPACE, str(workspace), type="bind")
+    options = {
+        "type": "overlay",
+        "device": "overlay",
+        "o": overlay_options(workspace, lower, work),
+    }
+    return Mount(
+        WORKSPACE,
+        None,
+        type="volume",
+        no_copy=True,
+        labels={LABEL: "1"},
+        driver_config=DriverConfig("local", options),
+    )
 
 
 def _process_identity(pid: int) -> str | None:

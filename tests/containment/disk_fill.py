@@ -1,4 +1,4 @@
-"""Fill the disk: one huge file in the workspace, then /tmp."""
+"""Fill the disk: one huge file in the workspace, then many large ones, then /tmp."""
 
 from probe import CASE, MARKER, attempt, record
 
@@ -17,5 +17,9 @@ def fill(path, key, mb):
 
 def attack():
     attempt("big file", lambda: fill(f"big-{MARKER}.bin", "big_mb", CASE["big_mb"]))
+    for n in range(CASE.get("ws_files", 0)):
+        attempt(
+            f"ws {n}", lambda n=n: fill(f"fill-{n}-{MARKER}.bin", f"ws_{n}_mb", CASE["ws_file_mb"])
+        )
     for n in range(CASE["tmp_files"]):
         attempt(f"tmp {n}", lambda n=n: fill(f"/tmp/fill-{n}", f"tmp_{n}_mb", CASE["tmp_file_mb"]))
