@@ -18,6 +18,7 @@ from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.sandbox import Limits, Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox, sdk_version
+from fixbot.sandbox.scratch import can_mount
 
 _LIMITS = Limits(timeout_seconds=60, memory_mb=1024)
 # (check name, module, what to install when it is missing)
@@ -42,7 +43,7 @@ def diagnose(
 ) -> list[Check]:
     bwrap_check, bwrap = _bubblewrap()
     docker_check, docker = _docker(image, environment)
-    checks = [bwrap_check, docker_check, _git()]
+    checks = [bwrap_check, docker_check, _workspaces(bwrap, docker), _git()]
     sandbox = docker or bwrap
     for name, module, install in _TOOLS:
         checks.append(_tool_in(sandbox, name, module, install))
@@ -91,6 +92,16 @@ def _docker(image: str, environment: Mapping[str, str] | None) -> tuple[Check, S
         return Check("docker", False, f"SDK {sdk}", str(exc)), None
     version = f"engine {sandbox.engine_version}, SDK {sdk}"
     return Check("docker", True, version, f"image {image} ({sandbox.image_id})"), sandbox
+
+
+def _workspaces(*sandboxes: Sandbox | None) -> Check:
+    """How each attempt's workspace is made here: a layer (cheap) or a copy; capped or not."""
+    layered = [s.name for s in sandboxes if s is not None and s.layered]
+    how = f"overlay per attempt ({', '.join(layered)})" if layered else "full copy per attempt"
+    if not layered:
+        how += " (overlay workspaces need root, util-linux and overlayfs)"
+    cap = "disk capped per attempt" if can_mount() else "disk uncapped: only root can mount"
+    return Check("workspaces", True, "", f"{how}; {cap}")
 
 
 def _git() -> Check:

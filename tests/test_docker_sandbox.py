@@ -617,8 +617,11 @@ def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
 
     checks = doctor.diagnose()
     by_name = {check.name: check for check in checks}
-    assert list(by_name) == ["bubblewrap", "docker", "git", "pytest", "ruff", "mypy"]
+    assert list(by_name) == ["bubblewrap", "docker", "workspaces", "git", "pytest", "ruff", "mypy"]
     assert by_name["docker"].ok, by_name["docker"]
+    if os.geteuid() == 0:  # CI: both backends lay workspaces, and the scratch is capped
+        assert "overlay per attempt (bwrap, docker)" in by_name["workspaces"].detail
+        assert "disk capped" in by_name["workspaces"].detail
     assert "engine" in by_name["docker"].version
     assert by_name["pytest"].ok and by_name["pytest"].version
     assert "docker sandbox" in by_name["pytest"].detail
