@@ -53,6 +53,7 @@ class SandboxSettings:
     memory_mb: int = _bounded(2048, minimum=64)
     cpus: float = _bounded(2.0, exclusiveMinimum=0)
     disk_mb: int = _bounded(1024, minimum=16)  # what one attempt may write (capped as root)
+    image: str | None = None  # Docker: a user-named image with its own toolchain
 
 
 @dataclass(frozen=True)

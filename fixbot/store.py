@@ -19,12 +19,15 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import BaseStore
+from langgraph.store.sqlite import SqliteStore
 
 from fixbot.errors import EnvironmentProblem
 
@@ -83,6 +86,63 @@ def checkpointer_for(
     else:
         with sqlite_checkpointer(state_dir / "state.db") as saver:
             yield saver
+
+
+@contextmanager
+def store_for(state_dir: Path, database_url: str | None) -> Iterator[BaseStore]:
+    """The long-term store (lessons) beside the checkpoints: the same SQLite file, or the same
+    PostgreSQL database."""
+    if database_url:
+        try:
+            from langgraph.store.postgres import PostgresStore
+        except ImportError as exc:  # an optional dependency
+            raise EnvironmentProblem(
+                "FIXBOT_DATABASE_URL needs PostgreSQL support: pip install 'fixbot[postgres]'"
+            ) from exc
+        try:
+            with PostgresStore.from_conn_string(database_url) as pg_store:
+                pg_store.setup()
+                yield pg_store
+        except Exception as exc:
+            if isinstance(exc, EnvironmentProblem) or not _is_connection_error(exc):
+                raise
+            raise EnvironmentProblem(
+                f"cannot use the PostgreSQL database: {_scrub(exc, database_url)}"
+            ) from None
+        return
+    path = state_dir / "state.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(path, check_same_thread=False, isolation_level=None)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        sqlite_store = SqliteStore(db)
+        sqlite_store.setup()
+        yield sqlite_store
+
+
+def stale_threads(saver: BaseCheckpointSaver[Any], older_than: float, now: float) -> list[str]:
+    """Threads whose latest checkpoint is older than `older_than` seconds."""
+    latest: dict[str, float] = {}
+    for found in saver.list(None):
+        thread = str(found.config["configurable"]["thread_id"])
+        stamp = _timestamp(str(found.checkpoint.get("ts", "")))
+        latest[thread] = max(latest.get(thread, 0.0), stamp)
+    cutoff = now - older_than
+    return sorted(thread for thread, stamp in latest.items() if stamp < cutoff)
+
+
+def prune_threads(saver: BaseCheckpointSaver[Any], older_than: float, now: float) -> list[str]:
+    """Delete the checkpoints of every thread idle for longer than `older_than` seconds."""
+    stale = stale_threads(saver, older_than, now)
+    for thread in stale:
+        saver.delete_thread(thread)
+    return stale
+
+
+def _timestamp(iso: str) -> float:
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return 0.0
 
 
 @contextmanager
