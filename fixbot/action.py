@@ -3,6 +3,9 @@
     environment -> event -> decision --Skip-------------------------> outputs (status skipped)
                                      --Cleanup----------------------> close superseded PRs
                                      --Trigger-> permission (comments only, fail closed)
+                                               -> context: the failed run's jobs and log tails
+                                                  (workflow_run), the escalated thread a /fix
+                                                  comment answers (issue_comment)
                                                -> fix (the injected runner) -> FixResult file
                                                -> publish (push + PR + comment) -> outputs
 
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, TextIO
 
-from fixbot import log, report
+from fixbot import log, report, runlog
 from fixbot.errors import FixbotError, UsageError
 from fixbot.event import Cleanup, Command, PullInfo, Skip, Trigger, decide, load_payload, with_pull
 from fixbot.publish import (
@@ -36,16 +39,19 @@ from fixbot.publish import (
     Publisher,
     cleanup,
     may_trigger,
+    pending_thread,
     publish,
     refusal_comment,
     upsert_comment,
 )
 from fixbot.report import FixResult
+from fixbot.runlog import FailedJob
 from fixbot.secrets import redact
 
 Phase = Literal["all", "fix", "publish"]
 PHASES: tuple[str, ...] = ("all", "fix", "publish")
 DEFAULT_CONFIG = ".fixbot.yml"
+DEFAULT_LABELS = ("fixbot",)
 _REQUIRED = ("GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY", "GITHUB_WORKSPACE")
 
 
@@ -67,6 +73,7 @@ class ActionEnv:
     draft: bool
     default_token: bool
     never_fix: tuple[str, ...]
+    labels: tuple[str, ...]
     on_actions: bool
     token: str = field(repr=False)
     host: Mapping[str, str] = field(repr=False)  # the variables git may see (publish.Git)
@@ -98,11 +105,8 @@ class ActionEnv:
             config=config_path,
             draft=_flag(environ, "FIXBOT_DRAFT", default=True),
             default_token=_flag(environ, "FIXBOT_DEFAULT_TOKEN", default=True),
-            never_fix=tuple(
-                g.strip()
-                for g in environ.get("FIXBOT_NEVER_FIX", "").replace(",", "\n").splitlines()
-                if g.strip()
-            ),
+            never_fix=_names(environ.get("FIXBOT_NEVER_FIX", "")),
+            labels=_labels(environ.get("FIXBOT_LABELS")),
             on_actions=environ.get("GITHUB_ACTIONS") == "true",
             token=environ.get("GITHUB_TOKEN", ""),
             host=dict(environ),
@@ -114,6 +118,22 @@ class ActionEnv:
     def secrets(self) -> list[str]:
         known = [*self.git().secrets(), self.host.get("OPENAI_API_KEY", "")]
         return [s for s in known if s]
+
+
+def _names(value: str) -> tuple[str, ...]:
+    """One per line or comma-separated."""
+    return tuple(n.strip() for n in value.replace(",", "\n").splitlines() if n.strip())
+
+
+def _labels(value: str | None) -> tuple[str, ...]:
+    """The fix PR's labels; unset: the input's default, set empty: none."""
+    if value is None:
+        return DEFAULT_LABELS
+    labels = _names(value)
+    for label in labels:
+        if len(label) > 50:  # GitHub's limit for a label name
+            raise UsageError(f"the label {label[:60]!r}... is longer than 50 characters")
+    return labels
 
 
 def _optional_path(value: str | None) -> Path | None:
@@ -142,6 +162,10 @@ class FixJob:
     out: Path  # where the runner may write its own outputs
     config_file: Path | None  # the config named by the action's `config` input
     trigger: Trigger
+    # The escalated run this command answers (fixbot's comment on the PR names it); "" if none.
+    thread: str = ""
+    # The failed run's jobs and log tails: untrusted context for the model, never commands.
+    ci_jobs: tuple[FailedJob, ...] = ()
 
 
 class FixRunner(Protocol):
@@ -301,7 +325,8 @@ def _triggered(
     )
     git = env.git()
     folder = (result_dir or env.out) if phase == "publish" else env.out
-    result = load_result(folder) if phase == "publish" else _fix(env, trigger, git, fix)
+    fixing = phase != "publish"
+    result = _fix(env, trigger, git, fix, publisher) if fixing else load_result(folder)
     diff_path = str(folder / "fix.diff") if result.status == "fixed" else ""
     published = None
     if phase != "fix":
@@ -313,6 +338,7 @@ def _triggered(
             draft=env.draft,
             default_token=env.default_token,
             secrets=env.secrets(),
+            labels=env.labels,
         )
         log.get().info(
             "published", action=published.action, pr=published.pr_number, url=published.pr_url
@@ -387,7 +413,9 @@ def _resolve_pull(trigger: Trigger, publisher: Publisher, env: ActionEnv) -> Tri
     return with_pull(trigger, info, never_fix=env.never_fix)
 
 
-def _fix(env: ActionEnv, trigger: Trigger, git: Git, fix: FixRunner) -> FixResult:
+def _fix(
+    env: ActionEnv, trigger: Trigger, git: Git, fix: FixRunner, publisher: Publisher
+) -> FixResult:
     facts: dict[str, Any] = {"repo": str(env.workspace), "commit": trigger.head_sha}
     try:
         git.ensure_commit(trigger.head_sha, pull=trigger.pr_number)
@@ -399,6 +427,8 @@ def _fix(env: ActionEnv, trigger: Trigger, git: Git, fix: FixRunner) -> FixResul
             out=env.out,
             config_file=env.config,
             trigger=trigger,
+            thread=_answered_thread(env, trigger, publisher),
+            ci_jobs=_failed_jobs(env, trigger, publisher),
         )
         result = fix(job)
     except FixbotError as exc:
@@ -411,6 +441,52 @@ def _fix(env: ActionEnv, trigger: Trigger, git: Git, fix: FixRunner) -> FixResul
     # Recorded before anything is published: the publish step works from this file.
     report.write_outputs(result, env.out, known=env.secrets())
     return result
+
+
+def _answered_thread(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> str:
+    """The escalated thread a `/fix` comment answers: the one fixbot's comment on the PR names."""
+    if trigger.kind != "issue_comment" or trigger.pr_number is None:
+        return ""
+    try:
+        thread = pending_thread(publisher, trigger.pr_number)
+    except FixbotError as exc:  # unreadable comments: the command still runs, as a fresh fix
+        log.get().warning("comments_unreadable", error=_loggable(str(exc), env))
+        return ""
+    if thread:
+        log.get().info("answering", thread_id=thread, command=trigger.command)
+    return thread
+
+
+def _failed_jobs(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> tuple[FailedJob, ...]:
+    """The failed run's failed jobs, steps and log tails, for the model to read. Context only:
+    whatever goes wrong reading them is a warning, and the fix goes on without."""
+    if trigger.kind != "workflow_run" or trigger.run_id is None:
+        return ()
+    try:
+        jobs = runlog.failed(publisher.run_jobs(trigger.run_id))
+    except Exception as exc:  # context is optional: the fix never depends on it
+        log.get().warning("ci_logs_unavailable", run_id=trigger.run_id, error=_why(exc, env))
+        return ()
+    shown: list[FailedJob] = []
+    for job in jobs[: runlog.MAX_JOBS]:
+        try:
+            raw = publisher.job_log(job.id, max_bytes=runlog.DOWNLOAD_BYTES)
+        except Exception as exc:  # as above: this job is shown without its log
+            log.get().warning("ci_log_unavailable", job_id=job.id, error=_why(exc, env))
+            raw = ""
+        shown.append(runlog.failed_job(job, raw, secrets=env.secrets()))
+    log.get().info(
+        "ci_context",
+        run_id=trigger.run_id,
+        failed_jobs=len(jobs),
+        shown=[neutral(job["name"]) for job in shown],
+        log_lines=[job["log_tail"].count("\n") + bool(job["log_tail"]) for job in shown],
+    )
+    return tuple(shown)
+
+
+def _why(exc: Exception, env: ActionEnv) -> str:
+    return _loggable(str(exc) if isinstance(exc, FixbotError) else type(exc).__name__, env)
 
 
 def load_result(folder: Path) -> FixResult:

@@ -8,8 +8,8 @@ import os
 import shlex
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
-from contextlib import closing
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -17,7 +17,7 @@ from typing import Any
 
 from fixbot import __version__, doctor, github, log, proc, report
 from fixbot import action as actions
-from fixbot.config import load_config
+from fixbot.config import Config, load_config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.graph import build_graph
 from fixbot.history import render_attempt, render_history
@@ -28,7 +28,7 @@ from fixbot.report import FixResult
 from fixbot.reverify import load_evidence, reverify
 from fixbot.sandbox import Sandbox
 from fixbot.sandbox.select import Backend, choose
-from fixbot.session import FixRequest, resume_fix, run_fix, thread_id
+from fixbot.session import FixRequest, recorded, resume_fix, run_fix, thread_id
 from fixbot.snapshot import find_root, pin_commit
 from fixbot.store import checkpointer_for, thread_lock
 
@@ -238,7 +238,6 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             raise UsageError(
                 "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
             )
-        sandbox = choose_sandbox(config.sandbox.backend, env)
         request: FixRequest | None = None
         if args.command == "resume":
             thread = args.thread
@@ -256,22 +255,7 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             thread = thread_id(request)
             facts.update(commit=commit)
         facts.update(thread_id=thread)
-        database_url = env.get("FIXBOT_DATABASE_URL")
-        with (
-            closing(sandbox),
-            thread_lock(root / STATE_DIR, thread, database_url),
-            checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
-            OpenAIModel(
-                model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
-            ) as model,
-        ):
-            drive: dict[str, Any] = {
-                "model": model,
-                "sandbox": sandbox,
-                "checkpointer": checkpointer,
-                "observe": partial(_observe, logger),
-                "secrets": secrets,
-            }
+        with _clients(root, thread, config, env, secrets) as drive:
             if request is None:
                 result = resume_fix(thread, _answer(args, env), repo=root, config=config, **drive)
             else:
@@ -301,6 +285,31 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result.summary(), sort_keys=True) + "\n")
     return result.exit_code
+
+
+@contextmanager
+def _clients(
+    root: Path, thread: str, config: Config, env: Mapping[str, str], secrets: Sequence[str]
+) -> Iterator[dict[str, Any]]:
+    """What one run drives the graph with (run_fix / resume_fix keyword arguments): the
+    sandbox, the thread's lock, the checkpointer and the model, released in reverse order."""
+    assert config.model, "the caller says which model is missing, in its own words"
+    database_url = env.get("FIXBOT_DATABASE_URL")
+    with (
+        closing(choose_sandbox(config.sandbox.backend, env)) as sandbox,
+        thread_lock(root / STATE_DIR, thread, database_url),
+        checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
+        OpenAIModel(
+            model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
+        ) as model,
+    ):
+        yield {
+            "model": model,
+            "sandbox": sandbox,
+            "checkpointer": checkpointer,
+            "observe": partial(_observe, log.get()),
+            "secrets": list(secrets),
+        }
 
 
 def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
@@ -387,26 +396,54 @@ def _fix_for_action(job: actions.FixJob, *, env: Mapping[str, str]) -> FixResult
         model_name=config.model,
         base_url=config.base_url,
         hint=job.hint if job.command == "fix" else "",
+        ci_jobs=job.ci_jobs,
     )
-    thread = thread_id(request)
-    database_url = env.get("FIXBOT_DATABASE_URL")
-    sandbox = choose_sandbox(config.sandbox.backend, env)
-    with (
-        closing(sandbox),
-        thread_lock(root / STATE_DIR, thread, database_url),
-        checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
-        OpenAIModel(
-            model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
-        ) as model,
-    ):
-        drive: dict[str, Any] = {
-            "model": model,
-            "sandbox": sandbox,
-            "checkpointer": checkpointer,
-            "observe": partial(_observe, log.get()),
-            "secrets": actions.secrets_of(env),
-        }
+    thread, answer = _action_thread(job, request, env)
+    with _clients(root, thread, config, env, actions.secrets_of(env)) as drive:
+        if answer is None:
+            return run_fix(request, **drive)
+        return resume_fix(thread, answer, repo=root, config=config, **drive)
+
+
+def _action_thread(
+    job: actions.FixJob, request: FixRequest, env: Mapping[str, str]
+) -> tuple[str, dict[str, Any] | None]:
+    """The thread to run and the answer to resume it with (None: run, or resume after a
+    crash). `/fix [hint]` and `/fix abort` answer the escalated run fixbot's comment named,
+    when its paused state is here and it is about the PR's current head; else `/fix [hint]`
+    starts a fresh fix with the hint, saying why."""
+    by = job.trigger.actor
+    if job.command == "abort":
+        answer: dict[str, Any] = {"action": "abort", "by": by}
+    else:
+        answer = {"action": "continue", "hint": job.hint, "by": by}
+    # Without a named thread, /fix abort means the plain fix of this commit (no hint).
+    thread = job.thread or (thread_id(request) if job.command == "abort" else "")
+    if thread:
+        root = request.repo
+        with checkpointer_for(root / STATE_DIR, env.get("FIXBOT_DATABASE_URL")) as saver:
+            found = recorded(thread, saver)
+        why = _not_answerable(thread, found, job.commit)
+        if not why:
+            return thread, answer
         if job.command == "abort":
-            answer = {"action": "abort", "by": job.trigger.actor}
-            return resume_fix(thread, answer, repo=root, config=config, **drive)
-        return run_fix(request, **drive)
+            raise UsageError(f"/fix abort: nothing to abort: {why}")
+        log.get().info("fresh_fix", thread_id=thread, reason=f"{why}: starting a fresh fix")
+    return thread_id(request), None
+
+
+def _not_answerable(thread: str, found: tuple[str, str] | None, commit: str) -> str:
+    if found is None:
+        return (
+            f"no checkpoint of thread {thread} is here (fixbot's state was not kept between "
+            "workflow runs; see the README)"
+        )
+    status, recorded_commit = found
+    if status != "waiting":
+        return f"thread {thread} is not waiting for an answer (status {status})"
+    if recorded_commit != commit:
+        return (
+            f"thread {thread} escalated on {recorded_commit[:12]}, but the pull request is now "
+            f"at {commit[:12]}"
+        )
+    return ""

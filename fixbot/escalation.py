@@ -32,7 +32,11 @@ class Answer(TypedDict, total=False):
 
 
 def escalate(state: FixState, runtime: Runtime[Deps]) -> Update:
-    return {"status": "escalated", "reason": escalation_reason(state, runtime.context.clock())}
+    return {
+        "status": "escalated",
+        "reason": escalation_reason(state, runtime.context.clock()),
+        "escalated_at": [*state["escalated_at"], state["attempt"]],
+    }
 
 
 def escalation_reason(state: FixState, now: float) -> str:

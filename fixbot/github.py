@@ -9,13 +9,15 @@ GitHub Enterprise Server works. Every API failure leaves this module as an `Envi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 from github.PullRequest import PullRequest as GhPullRequest
+from github.WorkflowJob import WorkflowJob
 
 from fixbot import __version__
 from fixbot.errors import EnvironmentProblem
@@ -25,10 +27,12 @@ from fixbot.publish import (
     PullRequestExists,
     PullRequestsNotPermitted,
 )
+from fixbot.runlog import JobSummary
 
 DEFAULT_API_URL = "https://api.github.com"
 RETRY_STATUSES = (500, 502, 503, 504)
 TIMEOUT_SECONDS = 30
+LOG_CHUNK_BYTES = 64 * 1024
 
 _T = TypeVar("_T")
 
@@ -202,6 +206,42 @@ class GitHubPublisher:
             lambda: self._repo.get_issue(number).get_comment(comment_id).edit(body),
         )
 
+    def add_labels(self, number: int, labels: Sequence[str]) -> None:
+        self._call(
+            f"labelling #{number}", lambda: self._repo.get_issue(number).add_to_labels(*labels)
+        )
+
+    def run_jobs(self, run_id: int) -> list[JobSummary]:
+        """The jobs of the run's latest attempt, with the names of their failed steps."""
+        return self._call(
+            f"listing the jobs of run {run_id}",
+            lambda: [_job(job) for job in self._repo.get_workflow_run(run_id).jobs("latest")],
+        )
+
+    def job_log(self, job_id: int, *, max_bytes: int) -> str:
+        """GitHub answers the logs endpoint with a redirect to a short-lived, pre-signed URL on
+        another host: PyGithub reads the redirect, and the log is streamed from there without
+        the token, keeping only its end."""
+        location = self._call(
+            f"locating the log of job {job_id}",
+            lambda: self._repo.get_workflow_job(job_id).logs_url(),
+        )
+        with _api(f"downloading the log of job {job_id}"):
+            response = requests.get(location, stream=True, timeout=TIMEOUT_SECONDS)
+            with response:
+                response.raise_for_status()
+                kept: deque[bytes] = deque()
+                size = 0
+                for chunk in response.iter_content(LOG_CHUNK_BYTES):
+                    kept.append(chunk)
+                    size += len(chunk)
+                    while size - len(kept[0]) >= max_bytes:
+                        size -= len(kept.popleft())
+        data = b"".join(kept)
+        if len(data) > max_bytes:  # cut to size, starting at a whole line
+            data = data[-max_bytes:].partition(b"\n")[2]
+        return data.decode("utf-8", errors="replace")
+
     def delete_branch(self, branch: str) -> None:
         self._call(f"deleting {branch}", lambda: self._repo.get_git_ref(f"heads/{branch}").delete())
 
@@ -221,4 +261,14 @@ def _pull(pull: GhPullRequest) -> PullRequest:
         state=pull.state,
         title=pull.title or "",
         body=pull.body or "",
+        labels=tuple(label.name for label in pull.labels),
+    )
+
+
+def _job(job: WorkflowJob) -> JobSummary:
+    return JobSummary(
+        id=job.id,
+        name=job.name or "",
+        conclusion=job.conclusion or "",
+        failed_steps=tuple(step.name for step in job.steps if step.conclusion == "failure"),
     )

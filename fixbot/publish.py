@@ -38,11 +38,15 @@ from fixbot.checks import FAILING
 from fixbot.errors import EnvironmentProblem, UsageError
 from fixbot.event import BRANCH_PREFIX, Trigger, commit_id
 from fixbot.report import FixResult, render_markdown
+from fixbot.runlog import JobSummary
 from fixbot.secrets import redact
 
 FIX_BRANCH = re.compile(r"fixbot/fix-[0-9a-f]{12}")
 COMMENT_MARKER = "<!-- fixbot:comment -->"
 REFUSAL_MARKER = "<!-- fixbot:refusal -->"  # its own comment: a refusal never hides a result
+# In the comment on an escalated run: the thread a later `/fix <hint>` or `/fix abort` answers.
+THREAD_MARKER = "<!-- fixbot:thread={} -->"
+_THREAD_MARKER = re.compile(r"<!-- fixbot:thread=(fix-[0-9a-f]{20}) -->")
 BODY_CAP = 60_000  # GitHub refuses PR and comment bodies over 65,536 characters
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 GIT_NAME = "github-actions[bot]"
@@ -76,6 +80,7 @@ class PullRequest:
     state: str
     title: str = ""
     body: str = ""
+    labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,15 @@ class Publisher(Protocol):
 
     def edit_comment(self, number: int, comment_id: int, body: str) -> None: ...
 
+    def add_labels(self, number: int, labels: Sequence[str]) -> None: ...
+
     def delete_branch(self, branch: str) -> None: ...
+
+    def run_jobs(self, run_id: int) -> list[JobSummary]: ...
+
+    def job_log(self, job_id: int, *, max_bytes: int) -> str:
+        """The last `max_bytes` of a job's log (plain text)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -381,6 +394,15 @@ def upsert_comment(
     publisher.create_comment(number, body)
 
 
+def pending_thread(publisher: Publisher, number: int) -> str:
+    """The thread of the escalated run fixbot's comment on PR `number` asks about, or ""."""
+    for comment in publisher.comments(number):
+        if COMMENT_MARKER in comment.body:
+            found = _THREAD_MARKER.search(comment.body)
+            return found.group(1) if found else ""
+    return ""
+
+
 def close_superseded(
     publisher: Publisher, repository: str, branch: str, why: str
 ) -> tuple[int, ...]:
@@ -412,6 +434,7 @@ def publish(
     draft: bool = True,
     default_token: bool = True,
     secrets: Sequence[str] = (),
+    labels: Sequence[str] = (),
 ) -> Published:
     """Everything a recorded result leads to on GitHub; nothing else writes there."""
     if result.commit and result.commit != trigger.head_sha:
@@ -423,7 +446,7 @@ def publish(
     if result.status == "fixed" and result.diff:
         if trigger.from_fork:
             return _comment_only(publisher, trigger, _fork_comment(result), known)
-        return _open_fix_pr(result, trigger, publisher, git, draft, default_token, known)
+        return _open_fix_pr(result, trigger, publisher, git, draft, default_token, known, labels)
     if result.status == "already_passing":
         closed = close_superseded(
             publisher,
@@ -452,6 +475,7 @@ def _open_fix_pr(
     draft: bool,
     default_token: bool,
     known: Sequence[str],
+    labels: Sequence[str],
 ) -> Published:
     branch = fix_branch(trigger, result)
     check_branch(branch, trigger)
@@ -463,6 +487,9 @@ def _open_fix_pr(
     pull, action = find_or_create_pr(
         publisher, branch=branch, base=trigger.head_ref, title=title, body=body, draft=draft
     )
+    missing = [label for label in dict.fromkeys(labels) if label not in pull.labels]
+    if missing:
+        publisher.add_labels(pull.number, missing)
     if trigger.pr_number is not None:
         verb = "opened" if action == "created" else "updated"
         note = f"fixbot {verb} {pull.url} with a verified fix for `{result.commit[:12]}`.\n"
@@ -527,12 +554,12 @@ def _pr_body(result: FixResult, trigger: Trigger, default_token: bool, known: Se
 
 
 def _status_comment(result: FixResult) -> str:
-    answer = ""
-    if result.status == "escalated":
-        answer = (
-            "\nTo continue, comment `/fix <a hint for the model>`; to stop, comment `/fix abort`.\n"
-        )
-    return f"{render_markdown(result)}{answer}"
+    if result.status != "escalated":
+        return render_markdown(result)
+    # The marker goes first: a body capped at GitHub's limit loses its end, never the marker.
+    marker = THREAD_MARKER.format(result.thread_id) + "\n" if result.thread_id else ""
+    answer = "To continue, comment `/fix <a hint for the model>`; to stop, comment `/fix abort`."
+    return f"{marker}{render_markdown(result)}\n{answer}\n"
 
 
 def _fork_comment(result: FixResult) -> str:

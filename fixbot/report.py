@@ -75,6 +75,7 @@ class FixResult:
     allowed_protected: list[str] = field(default_factory=list)  # opened to edits by a human
     hint: str = ""
     resumes: int = 0
+    escalated_at: list[int] = field(default_factory=list)  # attempts done at each escalation
     version: str = __version__
 
     @property
@@ -133,6 +134,7 @@ def from_state(state: FixState, **facts: Any) -> FixResult:
         allowed_protected=list(state["allowed_protected"]),
         hint=state["hint"],
         resumes=state["resumes"],
+        escalated_at=list(state["escalated_at"]),
         **facts,
     )
 
@@ -206,6 +208,9 @@ def render_markdown(result: FixResult) -> str:
                 f"| {a['number']} | {_cell(a['model'], 40)} | {tokens} | "
                 f"{a['verdict']} | {_cell(problems)} |"
             )
+    path = run_path(result)
+    if path:
+        lines += ["", "### The path this run took", "", *mermaid(path)]
     if result.diff:
         lines += ["", "### The change", "", "```diff", result.diff.rstrip("\n"), "```"]
         lines += ["", f"SHA-256 of the diff: `{result.diff_sha256}`"]
@@ -263,3 +268,63 @@ def _tests_table(result: FixResult) -> list[str]:
         now = after.get(test, {}).get("outcome", "-")
         rows.append(f"| `{_cell(test, 100)}` | {before[test]['outcome']} | {now} |")
     return rows
+
+
+# (shape, label): "start" and "end" are stadiums, "human" a hexagon, "step" a box.
+Step = tuple[str, str]
+
+
+def run_path(result: FixResult) -> list[Step]:
+    """The graph nodes the run went through, in order, from the recorded result alone."""
+    if result.status == "error":
+        return []
+    path: list[Step] = [("start", "baseline")]
+    if result.status == "already_passing":
+        return [*path, ("end", "already passing")]
+    escalations = list(result.escalated_at)
+    if 0 in escalations:
+        path += _escalation(result, after=0)
+    for index, attempt in enumerate(result.attempts):
+        number, verdict = attempt["number"], attempt["verdict"]
+        path.append(("step", f"generate {number}"))
+        if verdict == "rejected":
+            path.append(("step", f"apply {number}: rejected"))
+        else:
+            path.append(("step", f"check {number}: {verdict}"))
+        last = index == len(result.attempts) - 1
+        if verdict == "pass":
+            held = not (number in escalations or (last and result.status != "fixed"))
+            path.append(("step", f"verify: {'pass' if held else 'fail'}"))
+            if held:
+                if result.dropped_hunks:
+                    path.append(("step", f"minimize: {len(result.dropped_hunks)} dropped"))
+                path.append(("end", "finalize: fixed"))
+                continue
+        if number in escalations:
+            path += _escalation(result, after=number)
+        elif not last:
+            path.append(("step", "reflect"))
+    return path
+
+
+def _escalation(result: FixResult, *, after: int) -> list[Step]:
+    steps: list[Step] = [("step", "escalate")]
+    if any(attempt["number"] > after for attempt in result.attempts):
+        return [*steps, ("human", "await human: continue")]
+    if result.status == "aborted":
+        return [*steps, ("human", "await human: abort"), ("end", "aborted")]
+    return [*steps, ("human", "await human")]
+
+
+_SHAPES = {"start": '(["{}"])', "end": '(["{}"])', "human": '{{{{"{}"}}}}', "step": '["{}"]'}
+
+
+def mermaid(path: list[Step]) -> list[str]:
+    """A Mermaid flowchart (GitHub renders it) of the path; labels are fixbot's own words."""
+    lines = ["```mermaid", "flowchart LR"]
+    nodes = [f"n{i}" + _SHAPES[shape].format(label) for i, (shape, label) in enumerate(path)]
+    if len(nodes) == 1:
+        lines.append(f"  {nodes[0]}")
+    for i in range(1, len(nodes)):
+        lines.append(f"  {nodes[i - 1] if i == 1 else f'n{i - 1}'} --> {nodes[i]}")
+    return [*lines, "```"]

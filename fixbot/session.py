@@ -25,6 +25,7 @@ from fixbot.graph import build_graph, recursion_limit
 from fixbot.llm import Model
 from fixbot.nodes import Deps
 from fixbot.report import FixResult
+from fixbot.runlog import FailedJob
 from fixbot.sandbox import Sandbox
 from fixbot.snapshot import manifest_digest, resolve_commit, take_snapshot
 from fixbot.state import FixState, initial_state, validate
@@ -41,6 +42,8 @@ class FixRequest:
     base_url: str | None
     hint: str = ""
     salt: str = ""  # set (to anything new) to start a fresh thread instead of resuming
+    # The failed CI run, as context; not part of the thread's identity (logs differ per rerun).
+    ci_jobs: tuple[FailedJob, ...] = ()
 
 
 def thread_id(request: FixRequest) -> str:
@@ -88,6 +91,7 @@ def run_fix(
             token_budget=request.config.budget.tokens,
             deadline=clock() + request.config.budget.wall_clock_seconds,
             hint=request.hint,
+            ci_jobs=request.ci_jobs,
         )
     elif not saved.next or _waiting(saved):
         observe("resumed", {"thread_id": thread, "finished": True})
@@ -148,6 +152,16 @@ def resume_fix(
         iterations=saved.values["max_iterations"] + config.resume.max_extra_iterations,
         secrets=secrets,
     )
+
+
+def recorded(thread: str, checkpointer: BaseCheckpointSaver[Any]) -> tuple[str, str] | None:
+    """(status, commit) of the run recorded under `thread`, status "waiting" while it waits
+    for a human's answer; None when this state database holds no such run."""
+    saved = build_graph(checkpointer).get_state(_run_config(thread, 1))
+    if not saved.values:
+        return None
+    status = "waiting" if _waiting(saved) else str(saved.values.get("status", "unknown"))
+    return status, str(saved.values.get("commit", ""))
 
 
 def _waiting(saved: StateSnapshot) -> bool:

@@ -7,10 +7,11 @@ fall back to a default that disagrees with the initial state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from fixbot.checks import CheckResult
+from fixbot.runlog import FailedJob
 
 Verdict = Literal["none", "applied", "rejected", "pass", "fail"]
 Classification = Literal["", "code", "flaky", "environment"]
@@ -69,6 +70,8 @@ class FixState(TypedDict):
     resumes: int  # answers to escalations so far
     strikes: int  # consecutive stuck attempts (repeats, stagnation); two escalate
     stuck_reason: str
+    ci_jobs: list[FailedJob]  # the failed CI run's jobs and log tails: untrusted context
+    escalated_at: list[int]  # the attempt count at each escalation (0: after the baseline)
 
 
 ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
@@ -93,6 +96,7 @@ def initial_state(
     token_budget: int,
     deadline: float,
     hint: str = "",
+    ci_jobs: Sequence[FailedJob] = (),
 ) -> FixState:
     return FixState(
         thread_id=thread_id,
@@ -122,6 +126,8 @@ def initial_state(
         resumes=0,
         strikes=0,
         stuck_reason="",
+        ci_jobs=list(ci_jobs),
+        escalated_at=[],
     )
 
 

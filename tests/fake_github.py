@@ -5,6 +5,10 @@ copied to tests/fixtures/github/api/) with the fields fixbot and PyGithub read f
 in-memory state. Branches are real: they live in a bare git repository (the `origin` fixbot
 pushes to), so a PR's head is whatever was pushed, and deleting a ref deletes the branch.
 
+Workflow runs and their jobs are registered with `add_run`: the jobs API lists them, and a job's
+logs endpoint answers 302 to a pre-signed URL on another host name (`localhost` instead of
+`127.0.0.1`, the same server), as GitHub's does, which serves the log as plain text.
+
 Failures can be injected per method and path: a status (5xx, 403, 422, 429), an optional body
 and headers, for the next N matching requests.
 """
@@ -63,6 +67,26 @@ class _Pull:
     draft: bool
     user: str
     state: str = "open"
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FakeJob:
+    """One job of a workflow run: its steps as (name, conclusion), and its log's text."""
+
+    name: str
+    conclusion: str = "failure"
+    steps: list[tuple[str, str]] = field(default_factory=list)
+    log: str = ""
+    id: int = 0  # set by add_run
+
+
+@dataclass
+class _Run:
+    id: int
+    head_sha: str
+    head_branch: str
+    jobs: list[FakeJob]
 
 
 @dataclass
@@ -93,11 +117,14 @@ class FakeGitHub:
         self.permissions: dict[str, str] = {}
         self.pulls: dict[int, _Pull] = {}
         self.comments: dict[int, _Comment] = {}
+        self.runs: dict[int, _Run] = {}
+        self.labels: set[str] = set()  # labels the repository has (others are created on use)
         self.requests: list[Recorded] = []
         self.injections: list[Injection] = []
         self.create_delay = 0.0  # seconds between the duplicate check and the insert (races)
         self._numbers = itertools.count(1)
         self._comment_ids = itertools.count(1001)
+        self._job_ids = itertools.count(399444496)
         self._lock = threading.RLock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
@@ -162,6 +189,13 @@ class FakeGitHub:
             )
             return number
 
+    def add_run(self, run_id: int, head_sha: str, head_branch: str, jobs: list[FakeJob]) -> None:
+        """A completed workflow run with these jobs (ids are assigned here)."""
+        with self._lock:
+            for job in jobs:
+                job.id = next(self._job_ids)
+            self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs)
+
     def open_pulls(self) -> list[_Pull]:
         return [p for p in self.pulls.values() if p.state == "open"]
 
@@ -180,6 +214,12 @@ class FakeGitHub:
         return result.stdout.strip() or None
 
     # --- payloads ------------------------------------------------------------------------
+
+    @property
+    def blob_url(self) -> str:
+        """Where job logs are downloaded from: another host name for the same server."""
+        port = self._server.server_address[1]
+        return f"http://localhost:{port}/_blobs"
 
     @property
     def api(self) -> str:
@@ -232,7 +272,7 @@ class FakeGitHub:
             merged=False,
             merged_at=None,
             closed_at=None if pull.state == "open" else "2024-01-01T00:00:00Z",
-            labels=[],
+            labels=[self._label_json(name) for name in pull.labels],
             milestone=None,
             assignee=None,
             assignees=[],
@@ -255,6 +295,69 @@ class FakeGitHub:
             user=self._user(self.repository.split("/")[0]),
         )
         return data
+
+    def _label_json(self, name: str) -> dict[str, Any]:
+        data = _template("label")
+        data.update(
+            id=208045946 + sum(map(ord, name)),
+            name=name,
+            url=f"{self.api}/labels/{name}",
+            description=None,
+            default=False,
+        )
+        return data
+
+    def _run_json(self, run: _Run) -> dict[str, Any]:
+        data = _template("workflow-run")
+        data.update(
+            id=run.id,
+            head_sha=run.head_sha,
+            head_branch=run.head_branch,
+            status="completed",
+            conclusion="failure" if any(j.conclusion == "failure" for j in run.jobs) else "success",
+            url=f"{self.api}/actions/runs/{run.id}",
+            html_url=f"{self.html}/actions/runs/{run.id}",
+            jobs_url=f"{self.api}/actions/runs/{run.id}/jobs",
+            logs_url=f"{self.api}/actions/runs/{run.id}/logs",
+            pull_requests=[],
+            repository=self._repo(),
+            head_repository=self._repo(),
+        )
+        return data
+
+    def _job_json(self, run: _Run, job: FakeJob) -> dict[str, Any]:
+        data = _template("job")
+        data.update(
+            id=job.id,
+            run_id=run.id,
+            run_url=f"{self.api}/actions/runs/{run.id}",
+            head_sha=run.head_sha,
+            head_branch=run.head_branch,
+            url=f"{self.api}/actions/jobs/{job.id}",
+            html_url=f"{self.html}/actions/runs/{run.id}/job/{job.id}",
+            check_run_url=f"{self.api}/check-runs/{job.id}",
+            conclusion=job.conclusion,
+            name=job.name,
+            steps=[
+                {
+                    "name": name,
+                    "status": "completed",
+                    "conclusion": conclusion,
+                    "number": number,
+                    "started_at": "2020-01-20T09:42:40.000-08:00",
+                    "completed_at": "2020-01-20T09:42:41.000-08:00",
+                }
+                for number, (name, conclusion) in enumerate(job.steps, start=1)
+            ],
+        )
+        return data
+
+    def _find_job(self, job_id: int) -> tuple[_Run, FakeJob] | None:
+        for run in self.runs.values():
+            for job in run.jobs:
+                if job.id == job_id:
+                    return run, job
+        return None
 
     def _comment_json(self, comment: _Comment) -> dict[str, Any]:
         data = _template("issue-comment")
@@ -284,7 +387,12 @@ class FakeGitHub:
             ("POST", rf"{repo}/issues/(?P<number>\d+)/comments", self._create_comment),
             ("GET", rf"{repo}/issues/comments/(?P<id>\d+)", self._get_comment),
             ("PATCH", rf"{repo}/issues/comments/(?P<id>\d+)", self._edit_comment),
+            ("POST", rf"{repo}/issues/(?P<number>\d+)/labels", self._add_labels),
             ("GET", rf"{repo}/collaborators/(?P<user>[^/]+)/permission", self._permission),
+            ("GET", rf"{repo}/actions/runs/(?P<run_id>\d+)", self._get_run),
+            ("GET", rf"{repo}/actions/runs/(?P<run_id>\d+)/jobs", self._list_jobs),
+            ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)", self._get_job),
+            ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)/logs", self._job_logs),
             ("GET", rf"{repo}/git/ref/heads/(?P<branch>.+)", self._get_ref),
             ("DELETE", rf"{repo}/git/refs/heads/(?P<branch>.+)", self._delete_ref),
         ]
@@ -417,6 +525,61 @@ class FakeGitHub:
         comment.body = body["body"]
         return 200, self._comment_json(comment)
 
+    def _add_labels(self, owner: str, name: str, number: str, body: Any, **_: Any) -> Any:
+        pull = self._find_pull(owner, name, number)
+        if isinstance(pull, tuple):
+            return pull
+        # GitHub takes {"labels": [...]} or the bare array (PyGithub sends the array).
+        names = body.get("labels") if isinstance(body, dict) else body
+        if not isinstance(names, list) or not names:
+            return _validation({"resource": "Label", "field": "labels", "code": "missing_field"})
+        with self._lock:
+            for label in names:
+                label = label["name"] if isinstance(label, dict) else str(label)
+                self.labels.add(label)
+                if label not in pull.labels:
+                    pull.labels.append(label)
+        return 200, [self._label_json(label) for label in pull.labels]
+
+    def _get_run(self, owner: str, name: str, run_id: str, **_: Any) -> Any:
+        if missing := self._check_repo(owner, name):
+            return missing
+        run = self.runs.get(int(run_id))
+        return (200, self._run_json(run)) if run else _error(404, "Not Found")
+
+    def _list_jobs(self, owner: str, name: str, run_id: str, **_: Any) -> Any:
+        if missing := self._check_repo(owner, name):
+            return missing
+        run = self.runs.get(int(run_id))
+        if run is None:
+            return _error(404, "Not Found")
+        jobs = [self._job_json(run, job) for job in run.jobs]
+        return 200, {"total_count": len(jobs), "jobs": jobs}
+
+    def _get_job(self, owner: str, name: str, job_id: str, **_: Any) -> Any:
+        if missing := self._check_repo(owner, name):
+            return missing
+        found = self._find_job(int(job_id))
+        return (200, self._job_json(*found)) if found else _error(404, "Not Found")
+
+    def _job_logs(self, owner: str, name: str, job_id: str, **_: Any) -> Any:
+        if missing := self._check_repo(owner, name):
+            return missing
+        if self._find_job(int(job_id)) is None:
+            return _error(404, "Not Found")
+        signed = f"{self.blob_url}/{job_id}?urlExpires=2020-01-22T22%3A44%3A54Z&urlSignature=x"
+        return 302, None, {"Location": signed}
+
+    def _blob(self, path: str, headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """The pre-signed download: no token wanted (a client that sends one leaks it)."""
+        if "authorization" in headers:
+            return 400, {"message": "a pre-signed URL takes no Authorization header"}, {}
+        job_id = path.removeprefix("/_blobs/")
+        found = self._find_job(int(job_id)) if job_id.isdigit() else None
+        if found is None:
+            return 404, PlainText("BlobNotFound"), {}
+        return 200, PlainText(found[1].log), {}
+
     def _permission(self, owner: str, name: str, user: str, **_: Any) -> Any:
         if missing := self._check_repo(owner, name):
             return missing
@@ -471,6 +634,8 @@ class FakeGitHub:
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         with self._lock:
             self.requests.append(Recorded(method, path, body, headers))
+        if method == "GET" and path.startswith("/_blobs/"):
+            return self._blob(path, headers)
         if not path.startswith(self.prefix):
             return (*_error(404, "Not Found"), {})
         path = path[len(self.prefix) :]
@@ -484,8 +649,8 @@ class FakeGitHub:
         for route_method, pattern, handler in self._routes():
             match = re.fullmatch(pattern, path)
             if route_method == method and match:
-                status, data = handler(**match.groupdict(), query=query, body=body or {})
-                return status, data, {}
+                answer = handler(**match.groupdict(), query=query, body=body or {})
+                return (*answer, {}) if len(answer) == 2 else answer
         return (*_error(404, "Not Found"), {})
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -503,10 +668,14 @@ class FakeGitHub:
                 body = json.loads(raw) if raw else None
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 status, data, extra = fake._dispatch(self.command, self.path, body, headers)
-                payload = b"" if data is None else json.dumps(data).encode()
+                kind = "application/json; charset=utf-8"
+                if isinstance(data, PlainText):
+                    payload, kind = data.text.encode(), "text/plain; charset=utf-8"
+                else:
+                    payload = b"" if data is None else json.dumps(data).encode()
                 self.send_response(status)
                 if payload:
-                    self.send_header("Content-Type", "application/json; charset=utf-8")
+                    self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(payload)))
                 for key, value in extra.items():
                     self.send_header(key, value)
@@ -516,6 +685,13 @@ class FakeGitHub:
             do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
 
         return Handler
+
+
+@dataclass
+class PlainText:
+    """A response body served as text/plain (a job log), not JSON."""
+
+    text: str
 
 
 def _error(status: int, message: str) -> tuple[int, dict[str, Any]]:

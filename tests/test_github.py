@@ -23,7 +23,7 @@ from fixbot.publish import (
     may_trigger,
     upsert_comment,
 )
-from tests.fake_github import FakeGitHub, make_origin
+from tests.fake_github import FakeGitHub, FakeJob, make_origin
 
 REPO = "octo-org/octo-repo"
 TOKEN = "ghs_FakeInstallationToken0123456789abcd"
@@ -61,6 +61,49 @@ def posts(fake: FakeGitHub, suffix: str) -> int:
 
 
 # --- the client ----------------------------------------------------------------------------
+
+
+def test_a_runs_jobs_and_the_end_of_a_job_log(fake: FakeGitHub, github: GitHubPublisher) -> None:
+    log = "".join(f"2024-05-01T12:00:00.0000000Z line {i}\n" for i in range(1000))
+    steps = [("Set up job", "success"), ("Run pytest", "failure"), ("Complete job", "success")]
+    fake.add_run(
+        30433642,
+        "a" * 40,
+        "feature",
+        [
+            FakeJob("lint", "success", [("Run ruff", "success")]),
+            FakeJob("test", "failure", steps, log),
+        ],
+    )
+    lint, test = github.run_jobs(30433642)
+    assert (lint.name, lint.conclusion, lint.failed_steps) == ("lint", "success", ())
+    assert (test.name, test.conclusion, test.failed_steps) == ("test", "failure", ("Run pytest",))
+    end = github.job_log(test.id, max_bytes=1000)
+    assert len(end.encode()) <= 1000
+    assert end.startswith("2024-05-01T") and end.endswith("line 999\n")  # whole lines only
+    assert github.job_log(test.id, max_bytes=10**6) == log
+    # GitHub redirects to a pre-signed URL on another host: the token must not follow.
+    downloads = [r for r in fake.requests if r.path.startswith("/_blobs/")]
+    assert downloads and all("authorization" not in r.headers for r in downloads)
+
+
+def test_an_unknown_run_or_expired_log_is_an_api_error(
+    fake: FakeGitHub, github: GitHubPublisher
+) -> None:
+    with pytest.raises(GitHubApiError, match="404"):
+        github.run_jobs(1)
+    fake.add_run(7, "a" * 40, "feature", [FakeJob("test", log="x\n")])
+    fake.inject("GET", r"/actions/jobs/\d+/logs$", 410, times=5)
+    with pytest.raises(GitHubApiError, match="410"):
+        github.job_log(fake.runs[7].jobs[0].id, max_bytes=100)
+
+
+def test_labels_are_added_to_a_pull_request(fake: FakeGitHub, github: GitHubPublisher) -> None:
+    number = fake.add_pull("feature")
+    github.add_labels(number, ["fixbot", "needs review"])
+    assert github.get_pull(number).labels == ("fixbot", "needs review")
+    [post] = [r for r in fake.requests if r.method == "POST"]
+    assert post.path.endswith(f"/issues/{number}/labels")
 
 
 def test_the_token_goes_in_the_authorization_header(
