@@ -16,7 +16,7 @@ import stat
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from fixbot.proc import Completed
 from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, Sandbox
@@ -82,6 +82,7 @@ class CheckResult(TypedDict):
     findings: list[Finding]
     log_tail: str
     commands: list[str]
+    log_ref: NotRequired[str]  # where the full result is on disk, once slimmed for the state
 
 
 class BadTestCommand(Exception):
@@ -339,6 +340,29 @@ def parse_mypy(output: str) -> list[Finding]:
             )
         )
     return findings
+
+
+FINDINGS_KEPT = 50
+
+
+def slim(result: CheckResult, log_ref: str) -> CheckResult:
+    """The result as an older attempt keeps it in the state: every failing test with its
+    message (what stuck detection compares), no traceback, no passing test, no log tail; the
+    full result is on disk at log_ref. Checkpoints then grow by a bounded amount per attempt."""
+    return CheckResult(
+        status=result["status"],
+        exit_code=result["exit_code"],
+        seconds=result["seconds"],
+        tests={
+            t: CaseResult(outcome=r["outcome"], message=r["message"], detail="")
+            for t, r in result["tests"].items()
+            if r["outcome"] != "passed"
+        },
+        findings=result["findings"][:FINDINGS_KEPT],
+        log_tail="",
+        commands=result["commands"],
+        log_ref=log_ref,
+    )
 
 
 def failing_tests(result: CheckResult) -> list[str]:

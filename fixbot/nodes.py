@@ -6,6 +6,8 @@ through state, so checkpoints hold only data and never a secret.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import tempfile
 import time
@@ -17,7 +19,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from fixbot import context, diff, policy, prompts, verdict
-from fixbot.checks import COMPLETED, CheckResult, failing_tests
+from fixbot.checks import COMPLETED, CheckResult, failing_tests, slim
 from fixbot.classify import classify
 from fixbot.config import Config
 from fixbot.errors import EnvironmentProblem
@@ -32,6 +34,7 @@ from fixbot.trial import reader, run_trial
 
 Update = dict[str, Any]
 FIXBOT_DIR = ".fixbot"
+LOGS = Path(FIXBOT_DIR) / "logs"  # older attempts' full check results, by thread
 
 
 @dataclass
@@ -140,7 +143,11 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         {
             "role": "user",
             "content": prompts.render(
-                "task.j2", commit=state["commit"], hint=state["hint"], **values
+                "task.j2",
+                commit=state["commit"],
+                hint=state["hint"],
+                ci_jobs=state["ci_jobs"],
+                **values,
             ),
         },
     ]
@@ -241,7 +248,10 @@ def judge(state: FixState, runtime: Runtime[Deps]) -> Update:
     else:
         outcome = "rejected"
     record = Attempt(**{**current, "problems": problems, "verdict": outcome})  # type: ignore[typeddict-item]
-    attempts = [*state["attempts"], record]
+    # Only the newest attempt keeps its full check in the state; the older ones are slimmed,
+    # their full results on disk (checkpoints store the whole state at every step).
+    older = [_slimmed(runtime.context, state["thread_id"], a) for a in state["attempts"]]
+    attempts = [*older, record]
     settings = runtime.context.config.stuck
     why = (
         ""
@@ -258,6 +268,21 @@ def judge(state: FixState, runtime: Runtime[Deps]) -> Update:
         "strikes": strikes,
         "stuck_reason": why,
     }
+
+
+def _slimmed(deps: Deps, thread: str, attempt: Attempt) -> Attempt:
+    check = attempt["check"]
+    if check is None or "log_ref" in check:
+        return attempt
+    folder = deps.snapshot.repo / LOGS / thread
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"attempt-{attempt['number']}.json"
+    if not path.exists():  # written once: a rerun after a crash finds it there
+        scratch = path.with_suffix(".tmp")
+        scratch.write_text(json.dumps(check, indent=1), encoding="utf-8")
+        os.replace(scratch, path)
+    ref = path.relative_to(deps.snapshot.repo).as_posix()
+    return {**attempt, "check": slim(check, ref)}
 
 
 def reflect(state: FixState) -> Update:
