@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import sys
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
@@ -15,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fixbot import __version__, doctor, github, log, proc, report
+from fixbot import __version__, doctor, github, lessons, log, proc, report
 from fixbot import action as actions
 from fixbot.config import Config, load_config
 from fixbot.errors import FixbotError, UsageError
@@ -23,14 +24,23 @@ from fixbot.graph import build_graph
 from fixbot.history import render_attempt, render_history
 from fixbot.history import rows as history_rows
 from fixbot.llm import OpenAIModel
+from fixbot.progress import Progress
 from fixbot.publish import Publisher
 from fixbot.report import FixResult
 from fixbot.reverify import load_evidence, reverify
 from fixbot.sandbox import Sandbox
 from fixbot.sandbox.select import Backend, choose
-from fixbot.session import FixRequest, recorded, resume_fix, run_fix, thread_id
-from fixbot.snapshot import find_root, pin_commit
-from fixbot.store import checkpointer_for, thread_lock
+from fixbot.session import (
+    FixRequest,
+    fork_fix,
+    fork_id,
+    recorded,
+    resume_fix,
+    run_fix,
+    thread_id,
+)
+from fixbot.snapshot import find_root, pin_commit, repository_identity
+from fixbot.store import checkpointer_for, prune_threads, store_for, thread_lock
 
 STATE_DIR = ".fixbot"
 SECRET_VARIABLES = ("OPENAI_API_KEY", "GITHUB_TOKEN", "FIXBOT_DATABASE_URL")
@@ -87,7 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="allow edits to this one protected file (explicit, logged)",
     )
     resume.add_argument("--abort", action="store_true", help="end the run with status aborted")
-    for sub in (resume,):
+    fork = commands.add_parser(
+        "fork", help="continue a thread from an earlier attempt in a new thread (other settings)"
+    )
+    fork.add_argument("thread", help="the thread to fork")
+    fork.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    fork.add_argument(
+        "--from-attempt", type=int, required=True, help="continue after this attempt was judged"
+    )
+    fork.add_argument("--hint", default="", help="a hint for the model")
+    fork.add_argument("--extra-iterations", type=int, help="more attempts (capped by config)")
+    for sub in (resume, fork):
         sub.add_argument("--config", type=Path, help="config file (default: PATH/.fixbot.yml)")
         sub.add_argument("--model", help="model name (else $FIXBOT_MODEL, else config)")
         sub.add_argument("--base-url", help="OpenAI-compatible endpoint")
@@ -120,6 +140,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doc.add_argument("--json", action="store_true", help="print JSON on stdout")
     doc.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    learned = commands.add_parser(
+        "lessons", help="list or delete what fixbot learned from its verified fixes"
+    )
+    learned_commands = learned.add_subparsers(
+        dest="lessons_command", required=True, parser_class=_Parser
+    )
+    listed = learned_commands.add_parser("list", help="this repository's lessons, newest first")
+    listed.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    removed = learned_commands.add_parser("rm", help="delete one lesson")
+    removed.add_argument("key", help="the lesson's key (from fixbot lessons list)")
+    removed.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    for sub in (listed, removed):
+        sub.add_argument("--json", action="store_true", help="print JSON on stdout")
+        sub.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    prune = commands.add_parser(
+        "prune", help="delete threads idle, and lessons older, than the retention age"
+    )
+    prune.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    prune.add_argument("--older-than-days", type=int, help="default: retention_days (config)")
+    prune.add_argument("--json", action="store_true", help="print JSON on stdout")
+    prune.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
     check = commands.add_parser(
         "verify", help="re-run the verification recorded in an evidence.json"
     )
@@ -145,7 +186,65 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return _doctor(args, env)
     if args.command in ("history", "show"):
         return _history(args, env)
-    return _fix(args, env)  # fix and resume
+    if args.command == "lessons":
+        return _lessons(args, env)
+    if args.command == "prune":
+        return _prune(args, env)
+    return _fix(args, env)  # fix, resume and fork
+
+
+def _lessons(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    try:
+        root = find_root(Path(args.path).resolve())
+        repository = repository_identity(root)
+        with store_for(root / STATE_DIR, env.get("FIXBOT_DATABASE_URL")) as store:
+            if args.lessons_command == "rm":
+                if not lessons.remove(store, repository, args.key):
+                    raise UsageError(f"no lesson {args.key!r} for this repository")
+                data: Any = {"removed": args.key}
+                text = f"removed lesson {args.key}\n"
+            else:
+                found = lessons.listing(store, repository)
+                data = [{"key": item.key, **item.as_value()} for item in found]
+                text = (
+                    "".join(
+                        f"{item.key}  {time.strftime('%Y-%m-%d', time.gmtime(item.created_at))}  "
+                        f"{'; '.join(item.failure)[:80]}\n    {item.fix[:160]}\n"
+                        for item in found
+                    )
+                    or "no lessons yet\n"
+                )
+    except FixbotError as exc:
+        log.get().error("lessons_failed", error=str(exc))
+        return report.exit_code("error", report.error_kind(exc))
+    sys.stdout.write(json.dumps(data, sort_keys=True) + "\n" if args.json else text)
+    return report.EXIT_OK
+
+
+def _prune(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    try:
+        root = find_root(Path(args.path).resolve())
+        days = args.older_than_days
+        if days is None:
+            days = load_config(root).retention_days
+        if days < 1:
+            raise UsageError("--older-than-days must be at least 1")
+        database_url = env.get("FIXBOT_DATABASE_URL")
+        now = time.time()
+        with (
+            checkpointer_for(root / STATE_DIR, database_url) as saver,
+            store_for(root / STATE_DIR, database_url) as store,
+        ):
+            threads = prune_threads(saver, days * 86400, now)
+            gone = lessons.prune(store, days * 86400, now)
+    except FixbotError as exc:
+        log.get().error("prune_failed", error=str(exc))
+        return report.exit_code("error", report.error_kind(exc))
+    log.get().info("pruned", threads=len(threads), lessons=gone, older_than_days=days)
+    data = {"threads": threads, "lessons": gone, "older_than_days": days}
+    text = f"pruned {len(threads)} thread(s) and {gone} lesson(s) older than {days} days\n"
+    sys.stdout.write(json.dumps(data, sort_keys=True) + "\n" if args.json else text)
+    return report.EXIT_OK
 
 
 def _history(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -206,10 +305,12 @@ def _overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, ob
     return overrides
 
 
-def choose_sandbox(backend: Backend, env: Mapping[str, str]) -> Sandbox:
+def choose_sandbox(
+    backend: Backend, env: Mapping[str, str], *, image: str | None = None
+) -> Sandbox:
     """The backend asked for; DOCKER_* variables say where the Docker engine is."""
     docker_env = {k: v for k, v in env.items() if k.startswith("DOCKER_")}
-    return choose(backend, environment=docker_env)
+    return choose(backend, image=image, environment=docker_env)
 
 
 def _doctor(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -223,7 +324,7 @@ def _doctor(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 
 def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    """`fix` and `resume` share everything but the call that drives the graph."""
+    """`fix`, `resume` and `fork` share everything but the call that drives the graph."""
     logger = log.get()
     secrets = [env[k] for k in SECRET_VARIABLES if env.get(k)]
     repo = Path(args.path).resolve()
@@ -241,6 +342,8 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         request: FixRequest | None = None
         if args.command == "resume":
             thread = args.thread
+        elif args.command == "fork":
+            thread = fork_id(args.thread, args.from_attempt, config.model, args.hint)
         else:
             commit = pin_commit(root)
             request = FixRequest(
@@ -256,7 +359,17 @@ def _fix(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             facts.update(commit=commit)
         facts.update(thread_id=thread)
         with _clients(root, thread, config, env, secrets) as drive:
-            if request is None:
+            if args.command == "fork":
+                result = fork_fix(
+                    args.thread,
+                    args.from_attempt,
+                    hint=args.hint,
+                    extra_iterations=args.extra_iterations,
+                    repo=root,
+                    config=config,
+                    **drive,
+                )
+            elif request is None:
                 result = resume_fix(thread, _answer(args, env), repo=root, config=config, **drive)
             else:
                 result = run_fix(request, **drive)
@@ -296,9 +409,10 @@ def _clients(
     assert config.model, "the caller says which model is missing, in its own words"
     database_url = env.get("FIXBOT_DATABASE_URL")
     with (
-        closing(choose_sandbox(config.sandbox.backend, env)) as sandbox,
+        closing(choose_sandbox(config.sandbox.backend, env, image=config.sandbox.image)) as sandbox,
         thread_lock(root / STATE_DIR, thread, database_url),
         checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
+        store_for(root / STATE_DIR, database_url) as store,
         OpenAIModel(
             model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
         ) as model,
@@ -307,7 +421,12 @@ def _clients(
             "model": model,
             "sandbox": sandbox,
             "checkpointer": checkpointer,
-            "observe": partial(_observe, log.get()),
+            "store": store,
+            "observe": Progress(
+                log.get(),
+                terminal=sys.stderr if log.is_human() else None,
+                attempts=config.max_iterations,
+            ),
             "secrets": list(secrets),
         }
 
@@ -331,20 +450,6 @@ def _resume_hint(result: FixResult) -> str:
         f"[--extra-iterations N] [--allow-protected PATH] | "
         f"fixbot resume {result.thread_id} {repo} --abort"
     )
-
-
-def _observe(logger: Any, node: str, update: dict[str, Any]) -> None:
-    if node == "resumed":
-        logger.info("resumed", **update)
-        return
-    fields: dict[str, Any] = {"node": node}
-    for key in ("attempt", "verdict", "status", "tokens_used", "thread_id", "next", "reason"):
-        if key in update:
-            fields[key] = update[key]
-    if node == "judge" and update.get("attempts"):
-        last = update["attempts"][-1]
-        fields.update(attempt=last["number"], problems=last["problems"][:3])
-    logger.info("node", **fields)
 
 
 def _apply(root: Path, commit: str, diff_text: str) -> None:

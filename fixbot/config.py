@@ -99,6 +99,7 @@ class Config:
     base: str | None = None  # the base branch or commit, to label pre-existing failures
     resume: ResumeLimits = ResumeLimits()
     stuck: Stuck = Stuck()
+    retention_days: int = _bounded(30, minimum=1, maximum=3650)  # `fixbot prune` default age
     source: str | None = field(default=None, metadata={"internal": True})
 
     def to_dict(self) -> dict[str, object]:

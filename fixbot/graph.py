@@ -18,6 +18,7 @@ from typing import Any, Literal
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 
 from fixbot import escalation, nodes
 from fixbot.nodes import Deps
@@ -70,6 +71,7 @@ def recursion_limit(max_iterations: int) -> int:
 def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     clock: Callable[[], float] = time.time,
+    store: BaseStore | None = None,
 ) -> CompiledStateGraph[FixState, Deps, FixState, FixState]:
     graph = StateGraph(FixState, context_schema=Deps)
     graph.add_node("baseline", nodes.baseline)
@@ -95,4 +97,4 @@ def build_graph(
     graph.add_edge("finalize", END)
     graph.add_edge("escalate", "await_human")
     graph.add_conditional_edges("await_human", escalation.after_human)
-    return graph.compile(checkpointer=checkpointer)
+    return graph.compile(checkpointer=checkpointer, store=store)

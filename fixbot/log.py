@@ -12,6 +12,7 @@ import structlog
 
 LogFormat = Literal["auto", "human", "json"]
 REDACTED = "[redacted]"
+_HUMAN = [False]  # what configure() chose, for the progress display
 
 
 class _Redactor:
@@ -39,6 +40,7 @@ def configure(
     *, fmt: LogFormat = "auto", secrets: Iterable[str] = (), stream: TextIO | None = None
 ) -> None:
     human = fmt == "human" or (fmt == "auto" and (stream or sys.stderr).isatty())
+    _HUMAN[0] = human
     renderer: Any = (
         structlog.dev.ConsoleRenderer(colors=False)
         if human
@@ -57,6 +59,11 @@ def configure(
         logger_factory=lambda *args: structlog.PrintLogger(file=stream or sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def is_human() -> bool:
+    """Whether the log is for a person (a terminal) rather than JSON lines."""
+    return _HUMAN[0]
 
 
 def get(name: str = "fixbot") -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from fixbot import context, diff, policy, prompts, verdict
+from fixbot import context, diff, edits, history, lessons, policy, prompts, verdict
 from fixbot.checks import COMPLETED, CheckResult, failing_tests, slim
 from fixbot.classify import classify
 from fixbot.config import Config
@@ -47,6 +47,7 @@ class Deps:
     known_secrets: tuple[str, ...] = ()  # the run's own credentials: never sent to the model
     clock: Callable[[], float] = time.time
     files: list[str] = field(default_factory=list)
+    repository: str = ""  # the repository's identity: its lessons' namespace
 
     def __post_init__(self) -> None:
         self.files = repo_files(self.snapshot)
@@ -147,6 +148,7 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
                 commit=state["commit"],
                 hint=state["hint"],
                 ci_jobs=state["ci_jobs"],
+                lessons=_lessons_for(runtime, state["baseline"]),
                 **values,
             ),
         },
@@ -201,12 +203,20 @@ def _screen(
 ) -> tuple[diff.Patch | None, list[str]]:
     """The candidate patch in a reply, and every reason to refuse it before it runs."""
     text = diff.extract_diff(reply)
-    if text is None:
-        return None, ["the reply contains no ```diff block with a unified diff"]
     try:
-        patch = diff.plan_patch(text, reader(deps.snapshot.tree))
+        if text is not None:
+            patch = diff.plan_patch(text, reader(deps.snapshot.tree))
+        else:  # no diff: SEARCH/REPLACE blocks, or whole definitions or files, become one
+            found = edits.parse_edits(reply, reader(deps.snapshot.tree))
+            if found is None:
+                return None, [
+                    "the reply contains no ```diff block with a unified diff (nor SEARCH/REPLACE "
+                    "blocks, nor a ```block naming a file)"
+                ]
+            patch = found
     except diff.DiffRejected as exc:
-        return None, [f"the diff does not apply: {p}" for p in exc.problems]
+        what = "diff" if text is not None else "edit"
+        return None, [f"the {what} does not apply: {p}" for p in exc.problems]
     problems = [
         f"the diff touches protected path {path}; tests and their configuration "
         "are the specification and cannot be changed"
@@ -352,7 +362,43 @@ def minimize(state: FixState, runtime: Runtime[Deps]) -> Update:
     }
 
 
-def finalize(state: FixState) -> Update:
+def _failure(check: CheckResult) -> tuple[str, ...]:
+    return lessons.signature({t: check["tests"][t]["message"] for t in failing_tests(check)})
+
+
+def _lessons_for(runtime: Runtime[Deps], baseline: CheckResult) -> list[lessons.Lesson]:
+    """What fixed the failures most like this one before, in this repository."""
+    if runtime.store is None or not runtime.context.repository:
+        return []
+    return lessons.relevant(runtime.store, runtime.context.repository, _failure(baseline))
+
+
+def _learn(state: FixState, runtime: Runtime[Deps]) -> None:
+    """After a verified pass only: what fixed this failure, for the next run to see."""
+    deps = runtime.context
+    if runtime.store is None or not deps.repository or state["baseline"] is None:
+        return
+    last = state["attempts"][-1]
+    failure = _failure(state["baseline"])
+    prose = last["reply"].split("```", 1)[0].strip().replace("\n", " ")
+    changed = history.diff_summary(state["final_diff"] or last["diff"])
+    lesson = lessons.Lesson(
+        key=lessons.lesson_key(failure),
+        failure=failure,
+        fix=redact(f"{prose[:300]} Changed: {changed}", known=deps.known_secrets),
+        files=tuple(
+            line[6:]
+            for line in (state["final_diff"] or last["diff"]).splitlines()
+            if line.startswith("+++ b/")
+        ),
+        created_at=deps.clock(),
+        thread=state["thread_id"],
+    )
+    lessons.record(runtime.store, deps.repository, lesson)
+
+
+def finalize(state: FixState, runtime: Runtime[Deps]) -> Update:
+    _learn(state, runtime)
     last = state["attempts"][-1]
     dropped = len(state["dropped_hunks"])
     note = f"; {dropped} unneeded hunk(s) dropped and the rest re-verified" if dropped else ""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
 from langgraph.types import Command, StateSnapshot
 
 from fixbot import report
@@ -27,7 +28,7 @@ from fixbot.nodes import Deps
 from fixbot.report import FixResult
 from fixbot.runlog import FailedJob
 from fixbot.sandbox import Sandbox
-from fixbot.snapshot import manifest_digest, resolve_commit, take_snapshot
+from fixbot.snapshot import manifest_digest, repository_identity, resolve_commit, take_snapshot
 from fixbot.state import FixState, initial_state, validate
 
 Observer = Callable[[str, dict[str, Any]], None]
@@ -72,6 +73,7 @@ def run_fix(
     model: Model,
     sandbox: Sandbox,
     checkpointer: BaseCheckpointSaver[Any],
+    store: BaseStore | None = None,
     observe: Observer = lambda node, update: None,
     clock: Callable[[], float] = time.time,
     secrets: Sequence[str] = (),
@@ -79,7 +81,7 @@ def run_fix(
     """Run the graph for this request, resume it after a crash, or report it when it ended
     (or waits for a human): the same request never repeats work that was recorded."""
     thread = thread_id(request)
-    graph = build_graph(checkpointer, clock=clock)
+    graph = build_graph(checkpointer, clock=clock, store=store)
     saved = graph.get_state(_run_config(thread, request.config.max_iterations))
     start: FixState | Command[Any] | None = None
     if not saved.values:
@@ -122,12 +124,13 @@ def resume_fix(
     model: Model,
     sandbox: Sandbox,
     checkpointer: BaseCheckpointSaver[Any],
+    store: BaseStore | None = None,
     observe: Observer = lambda node, update: None,
     clock: Callable[[], float] = time.time,
     secrets: Sequence[str] = (),
 ) -> FixResult:
     """Answer the question a paused run asked (Command(resume=answer)) and run on."""
-    graph = build_graph(checkpointer, clock=clock)
+    graph = build_graph(checkpointer, clock=clock, store=store)
     saved = graph.get_state(_run_config(thread, config.max_iterations))
     if not saved.values:
         raise UsageError(f"no run is recorded under thread {thread!r} in this state database")
@@ -152,6 +155,101 @@ def resume_fix(
         iterations=saved.values["max_iterations"] + config.resume.max_extra_iterations,
         secrets=secrets,
     )
+
+
+def fork_id(thread: str, from_attempt: int, model_name: str, hint: str) -> str:
+    """The same fork asked again maps to the same new thread (and continues it)."""
+    identity = json.dumps([thread, from_attempt, model_name, hint])
+    return f"{thread}-fork-" + hashlib.sha256(identity.encode()).hexdigest()[:8]
+
+
+def fork_fix(
+    thread: str,
+    from_attempt: int,
+    *,
+    hint: str,
+    extra_iterations: int | None,
+    repo: Path,
+    config: Config,
+    model: Model,
+    sandbox: Sandbox,
+    checkpointer: BaseCheckpointSaver[Any],
+    store: BaseStore | None = None,
+    observe: Observer = lambda node, update: None,
+    clock: Callable[[], float] = time.time,
+    secrets: Sequence[str] = (),
+) -> FixResult:
+    """Continue `thread` from the moment attempt `from_attempt` was judged, in a new thread
+    (the original untouched), with this model and hint and a budget grown as an answer grows
+    it (capped)."""
+    graph = build_graph(checkpointer, clock=clock, store=store)
+    new = fork_id(thread, from_attempt, model.name, hint)
+    if not graph.get_state(_run_config(new, 1)).values:
+        point = _judged(graph, thread, from_attempt)
+        wanted = extra_iterations or config.resume.default_extra_iterations
+        extra = max(1, min(wanted, config.resume.max_extra_iterations))
+        values = point.values
+        # The new thread starts at the fork point: the state as attempt `from_attempt` was
+        # judged, as if judge had just written it; the original thread is only read.
+        graph.update_state(
+            _run_config(new, 1),
+            {
+                **values,
+                "thread_id": new,
+                "hint": hint or values["hint"],
+                "max_iterations": from_attempt + extra,
+                "token_budget": values["tokens_used"] + config.resume.extra_tokens,
+                "deadline": clock() + config.resume.extra_seconds,
+                "strikes": 0,
+                "stuck_reason": "",
+            },
+            as_node="judge",
+        )
+        observe("resumed", {"thread_id": new, "forked_from": thread, "attempt": from_attempt})
+    saved = graph.get_state(_run_config(new, 1))
+    if not saved.next or _waiting(saved):
+        return _result(saved.values, repo, config, sandbox)
+    return _drive(
+        graph,
+        new,
+        None,
+        repo,
+        saved.values["commit"],
+        config,
+        model=model,
+        sandbox=sandbox,
+        observe=observe,
+        clock=clock,
+        iterations=saved.values["max_iterations"],
+        secrets=secrets,
+    )
+
+
+def _judged(graph: Any, thread: str, number: int) -> StateSnapshot:
+    """The checkpoint right after attempt `number` of `thread` was judged."""
+    found: StateSnapshot | None = None
+    last = 0
+    snapshot: StateSnapshot
+    for snapshot in graph.get_state_history(_run_config(thread, 1)):
+        values = snapshot.values
+        attempts = values.get("attempts", [])
+        last = max(last, len(attempts))
+        if (
+            len(attempts) == number
+            and values.get("current") is None
+            and values.get("verdict")
+            in (
+                "pass",
+                "fail",
+                "rejected",
+            )
+        ):
+            found = snapshot  # the history runs newest first: keep the earliest match
+    if not last:
+        raise UsageError(f"no run with attempts is recorded under thread {thread!r}")
+    if found is None:
+        raise UsageError(f"thread {thread!r} has no attempt {number} (it has {last})")
+    return found
 
 
 def recorded(thread: str, checkpointer: BaseCheckpointSaver[Any]) -> tuple[str, str] | None:
@@ -204,6 +302,7 @@ def _drive(
             base_snapshot=base,
             clock=clock,
             known_secrets=tuple(secrets),
+            repository=repository_identity(repo),
         )
         if isinstance(start, dict):
             start = FixState(**{**start, "manifest": dict(snapshot.manifest)})

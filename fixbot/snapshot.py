@@ -86,6 +86,17 @@ def pin_commit(root: Path) -> str:
     return head.output.strip()
 
 
+def repository_identity(repo: Path) -> str:
+    """What names this repository across runs and machines: its origin's URL without any
+    credentials, else its path (lessons are kept per repository)."""
+    found = proc.run(["git", "-C", str(repo), "config", "--get", "remote.origin.url"], timeout=30)
+    url = found.output.strip() if found.returncode == 0 else ""
+    if not url:
+        return str(repo.resolve())
+    url = re.sub(r"^(\w+://)[^/@]*@", r"\1", url)  # https://user:token@host/... -> https://host/...
+    return url.removesuffix(".git").rstrip("/")
+
+
 def resolve_commit(repo: Path, ref: str) -> str:
     """The commit a branch, tag or sha names in repo; a clear usage error when none."""
     if ref.startswith("-"):

@@ -96,3 +96,10 @@ def test_every_action_input_and_output_is_documented_in_the_readme() -> None:
     readme = (root / "README.md").read_text()
     for name in [*action["inputs"], *action["outputs"]]:
         assert f"| `{name}` |" in readme, name
+
+
+def test_the_readme_shows_the_workflow_exactly_as_shipped() -> None:
+    root = PACKAGE.parent
+    workflow = (root / ".github" / "workflows" / "fixbot.yml").read_text()
+    readme = (root / "README.md").read_text()
+    assert f"```yaml\n{workflow}```" in readme

@@ -3,6 +3,7 @@ which then applies with real `git apply`."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import pytest
 
 from fixbot.diff import DiffRejected, plan_patch
 from fixbot.edits import parse_edits
+from tests.conftest import RunFixbot, make_repo
+from tests.fake_openai import ScriptedOpenAI
 
 CALC = '''"""Small numeric helpers."""
 
@@ -120,3 +123,29 @@ def test_prose_and_unnamed_blocks_are_not_edits() -> None:
     assert parse_edits("```python\ndef mean(v):\n    return 0\n```\n", read) is None
     assert parse_edits("```python nothere.py\ndef f():\n    pass\n```\n", read) is None
     assert parse_edits("```python ../etc/passwd.py\ndef f():\n    pass\n```\n", read) is None
+
+
+# --- end to end: a SEARCH/REPLACE reply fixes the bundled example like a diff would ---
+
+SEARCH_REPLACE = """The mean divides by one too many.
+
+calc.py
+<<<<<<< SEARCH
+    return sum(values) / (len(values) + 1)
+=======
+    return sum(values) / len(values)
+>>>>>>> REPLACE
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_a_search_replace_reply_is_fixed_and_evidenced_as_a_diff(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": "gates: {lint: false, types: false}\n"})
+    with ScriptedOpenAI([SEARCH_REPLACE]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert run.evidence["status"] == "fixed"
+    assert "+    return sum(values) / len(values)" in run.evidence["diff"]
+    assert (run.out / "fix.diff").read_text() == run.evidence["diff"]

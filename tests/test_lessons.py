@@ -3,18 +3,24 @@ retention of old threads and lessons."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.store.base import BaseStore
 
-from fixbot import lessons
+from fixbot import cli, lessons
 from fixbot.lessons import Lesson, lesson_key, signature
 from fixbot.store import checkpointer_for, prune_threads, store_for
+from tests.conftest import RunFixbot, git, make_repo
+from tests.fake_openai import ScriptedOpenAI
+from tests.test_fix import GOOD, wrong
 from tests.test_state_store import database_url
 
 
@@ -88,3 +94,76 @@ def test_threads_idle_past_retention_are_deleted(kind: str, tmp_path: Path) -> N
         assert old in gone and new not in gone
         assert saver.get_tuple({"configurable": {"thread_id": old}}) is None
         assert saver.get_tuple({"configurable": {"thread_id": new}}) is not None
+
+
+# --- end to end: fixbot fix writes a lesson after a verified pass; the next run shows it ---
+
+QUICK = {".fixbot.yml": "gates: {lint: false, types: false}\nverification: {final_runs: 1}\n"}
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content", "")) for m in body["messages"])
+
+
+def _lessons_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    capsys.readouterr()
+    assert cli.main(["lessons", "list", str(repo), "--json", "--log-format", "json"], {}) == 0
+    found: list[dict[str, Any]] = json.loads(capsys.readouterr().out)
+    return found
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_a_verified_fix_teaches_the_next_run(
+    tmp_path: Path, run_fixbot: RunFixbot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path / "repo", QUICK)
+    with ScriptedOpenAI([GOOD]) as server:
+        first = run_fixbot(repo, base_url=server.base_url)
+    assert first.code == 0, first.stderr
+    assert "What fixed similar failures" not in _prompt(server.requests[0])
+    learned = _lessons_json(repo, capsys)
+    assert len(learned) == 1
+    assert any("test_mean" in line for line in learned[0]["failure"])
+    assert "divides by the wrong count" in learned[0]["fix"] and "calc.py" in learned[0]["fix"]
+    assert learned[0]["thread"] == first.evidence["thread_id"]
+    # Another commit with the same failure: its first prompt carries the lesson.
+    (repo / "README.md").write_text("touched\n")
+    git(repo, "commit", "-qam", "docs")
+    with ScriptedOpenAI([GOOD]) as server:
+        second = run_fixbot(repo, base_url=server.base_url)
+    assert second.code == 0, second.stderr
+    prompt = _prompt(server.requests[0])
+    assert "What fixed similar failures" in prompt and "divides by the wrong count" in prompt
+    assert len(_lessons_json(repo, capsys)) == 1  # the same failure: the same lesson, rewritten
+    key = learned[0]["key"]
+    assert cli.main(["lessons", "rm", key, str(repo), "--log-format", "json"], {}) == 0
+    assert cli.main(["lessons", "rm", key, str(repo), "--log-format", "json"], {}) == 2
+    assert _lessons_json(repo, capsys) == []
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_an_unverified_run_teaches_nothing(
+    tmp_path: Path, run_fixbot: RunFixbot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path / "repo", QUICK)
+    with ScriptedOpenAI([wrong(1)]) as server:
+        run = run_fixbot(repo, "--max-iterations", "1", base_url=server.base_url)
+    assert run.code == 1 and run.evidence["status"] == "escalated"
+    assert _lessons_json(repo, capsys) == []
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_prune_keeps_what_is_recent(
+    tmp_path: Path, run_fixbot: RunFixbot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path / "repo", QUICK)
+    with ScriptedOpenAI([GOOD]) as server:
+        assert run_fixbot(repo, base_url=server.base_url).code == 0
+    capsys.readouterr()
+    assert cli.main(["prune", str(repo), "--json", "--log-format", "json"], {}) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "lessons": 0,
+        "older_than_days": 30,
+        "threads": [],
+    }
+    assert cli.main(["prune", str(repo), "--older-than-days", "0", "--log-format", "json"], {}) == 2

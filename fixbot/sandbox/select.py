@@ -20,10 +20,12 @@ Backend = Literal["auto", "docker", "bwrap"]
 def choose(
     backend: Backend,
     *,
-    image: str = LOCAL_IMAGE,
+    image: str | None = None,
     environment: Mapping[str, str] | None = None,
 ) -> Sandbox:
-    """The sandbox for `backend`; `environment` says where the Docker engine is (DOCKER_HOST)."""
+    """The sandbox for `backend`; `environment` says where the Docker engine is (DOCKER_HOST);
+    `image` is the Docker sandbox image (default: the local one, with the host's toolchain)."""
+    image = image or LOCAL_IMAGE
     if backend == "bwrap":
         return BwrapSandbox()
     if backend == "docker":
