@@ -1,0 +1,175 @@
+"""fixbot's graph served by LangGraph's own server (langgraph.json): threads, runs, interrupts.
+
+A second composition root beside cli.py. The server hands each run JSON settings as its context
+(`RunSettings`: repository, commit, model, endpoint); the API key comes from this process's
+environment, never from a request. Two nodes wrap the loop:
+
+    START -> pin -> fix -> END
+
+`pin` records the thread id and the commit (HEAD unless one is named), so a resume snapshots the
+same commit. `fix` builds the real dependencies (snapshot, sandbox, model) and runs the graph of
+graph.py as a subgraph with them as its context: its checkpoints, its interrupt() and the answer
+(`Command(resume=...)` through the runs API, as `fixbot resume` sends) live in the server's thread.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.config import get_config
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server's schemas)
+
+from fixbot.config import Config, load_config
+from fixbot.errors import UsageError
+from fixbot.graph import build_graph, recursion_limit
+from fixbot.llm import OpenAIModel
+from fixbot.nodes import Deps, Update
+from fixbot.sandbox.select import choose
+from fixbot.snapshot import (
+    Snapshot,
+    find_root,
+    pin_commit,
+    repository_identity,
+    resolve_commit,
+    take_snapshot,
+)
+from fixbot.state import FixState, initial_state, validate
+
+SECRET_VARIABLES = ("OPENAI_API_KEY",)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """A run's context in the runs API: JSON only, never a secret."""
+
+    repo: str  # a git repository on the server's machine
+    commit: str = ""  # a commit, branch or tag; default HEAD (a dirty tree is refused)
+    model: str = ""  # default: $FIXBOT_MODEL, then `model` in .fixbot.yml
+    base_url: str = ""  # default: $OPENAI_BASE_URL, then `base_url`, then api.openai.com
+    max_iterations: int | None = None
+    sandbox: Literal["auto", "docker", "bwrap"] | None = None
+
+
+class RunInput(TypedDict):
+    hint: str  # "" for none; a run needs some input to start
+
+
+def make_graph() -> CompiledStateGraph[FixState, RunSettings, RunInput, FixState]:
+    """The factory langgraph.json names; the server calls it per request and adds its own
+    checkpointer. It reads nothing until a run starts."""
+    return server_graph(os.environ)
+
+
+def server_graph(
+    environ: Mapping[str, str],
+) -> CompiledStateGraph[FixState, RunSettings, RunInput, FixState]:
+    def fix(state: FixState, runtime: Runtime[RunSettings]) -> Update:
+        return run_loop(state, settings_of(runtime), environ)
+
+    graph = StateGraph(FixState, context_schema=RunSettings, input_schema=RunInput)
+    graph.add_node("pin", pin)
+    graph.add_node("fix", fix)
+    graph.add_edge(START, "pin")
+    graph.add_edge("pin", "fix")
+    graph.add_edge("fix", END)
+    return graph.compile()
+
+
+def pin(state: FixState, runtime: Runtime[RunSettings]) -> Update:
+    settings = settings_of(runtime)
+    root = find_root(Path(settings.repo))
+    commit = resolve_commit(root, settings.commit) if settings.commit else pin_commit(root)
+    return {"thread_id": str(get_config()["configurable"]["thread_id"]), "commit": commit}
+
+
+def settings_of(runtime: Runtime[RunSettings]) -> RunSettings:
+    settings: RunSettings | None = runtime.context
+    if settings is None:
+        raise UsageError('a run needs a context naming the repository: {"repo": "/path"}')
+    return settings
+
+
+def run_loop(state: FixState, settings: RunSettings, environ: Mapping[str, str]) -> Update:
+    """One run (or resume) of graph.py's loop on the pinned commit; returns its final state.
+    An escalation raises the subgraph's interrupt, which pauses the server's run."""
+    root = find_root(Path(settings.repo))
+    config = load_config(root, overrides=overrides(settings, environ))
+    if not config.model:
+        raise UsageError("no model named: set model in the run's context, or FIXBOT_MODEL")
+    secrets = tuple(environ[k] for k in SECRET_VARIABLES if environ.get(k))
+    docker = {k: v for k, v in environ.items() if k.startswith("DOCKER_")}
+    with (
+        closing(choose(config.sandbox.backend, environment=docker)) as sandbox,
+        OpenAIModel(
+            model=config.model, api_key=environ.get("OPENAI_API_KEY"), base_url=config.base_url
+        ) as model,
+        snapshots(root, state["commit"], config) as (snapshot, base),
+    ):
+        deps = Deps(
+            model=model,
+            sandbox=sandbox,
+            snapshot=snapshot,
+            config=config,
+            base_snapshot=base,
+            known_secrets=secrets,
+            repository=repository_identity(root),
+        )
+        start = initial_state(
+            thread_id=state["thread_id"],
+            commit=state["commit"],
+            manifest=snapshot.manifest,
+            max_iterations=config.max_iterations,
+            token_budget=config.budget.tokens,
+            deadline=time.time() + config.budget.wall_clock_seconds,
+            hint=state.get("hint", ""),
+        )
+        validate(start)
+        # On a resume the subgraph ignores `start` and continues from its own checkpoint.
+        iterations = config.max_iterations + config.resume.max_extra_iterations
+        final: Update = build_graph().invoke(
+            start,
+            {"recursion_limit": recursion_limit(iterations)},
+            context=deps,
+            durability="sync",
+        )
+        return final
+
+
+def overrides(settings: RunSettings, environ: Mapping[str, str]) -> dict[str, object]:
+    """The run's settings over the server's defaults, as load_config overrides."""
+    values: dict[str, Any] = {
+        "model": settings.model or environ.get("FIXBOT_MODEL"),
+        "base_url": settings.base_url or environ.get("OPENAI_BASE_URL"),
+        "max_iterations": settings.max_iterations,
+        "sandbox.backend": settings.sandbox,
+    }
+    return {key: value for key, value in values.items() if value not in (None, "")}
+
+
+@contextmanager
+def snapshots(
+    root: Path, commit: str, config: Config
+) -> Iterator[tuple[Snapshot, Snapshot | None]]:
+    """The pinned commit (and the configured base) exported to a temporary folder."""
+    workdir = Path(tempfile.mkdtemp(prefix="fixbot-server-"))
+    try:
+        snapshot = take_snapshot(root, config.protected_paths, workdir, commit)
+        base = None
+        if config.base:
+            (workdir / "base").mkdir()
+            base_commit = resolve_commit(root, config.base)
+            base = take_snapshot(root, config.protected_paths, workdir / "base", base_commit)
+        yield snapshot, base
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
