@@ -35,7 +35,7 @@ CONFIG_FILE = ".fixbot.yml"
 COMMAND_LINE = "command line"  # the `file` named in errors about overrides
 
 
-def _bounded(default: float, **bounds: float) -> Any:
+def _bounded(default: float | None, **bounds: float) -> Any:
     """A field whose value must lie within JSON Schema-style `bounds` (minimum, maximum, ...)."""
     return field(default=default, metadata=bounds)
 
@@ -60,6 +60,13 @@ class SandboxSettings:
 class Budget:
     tokens: int = _bounded(200_000, minimum=1)
     wall_clock_seconds: int = _bounded(1800, minimum=1)
+    cost_usd: float | None = _bounded(None, exclusiveMinimum=0)  # needs a price per model used
+
+
+@dataclass(frozen=True)
+class Price:
+    prompt: float = _bounded(0.0, minimum=0)  # USD per million prompt tokens
+    completion: float = _bounded(0.0, minimum=0)  # USD per million completion tokens
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,9 @@ class Config:
     gates: Gates = Gates()
     max_iterations: int = _bounded(4, minimum=1, maximum=50)
     model: str | None = None
+    strong_model: str | None = None  # used from attempt strong_after + 1 on
+    strong_after: int = _bounded(2, minimum=1, maximum=50)  # failed attempts before it
+    prices: dict[str, Price] = field(default_factory=dict)  # model -> USD per million tokens
     base_url: str | None = None
     sandbox: SandboxSettings = SandboxSettings()
     budget: Budget = Budget()
@@ -205,6 +215,15 @@ def _parse_section(cls: type, data: object, prefix: str, source: str) -> dict[st
         if is_dataclass(hints[name]):
             values[name] = _parse_section(hints[name], value, f"{key}.", source)
             continue
+        if get_origin(hints[name]) is dict:  # name -> section, e.g. prices: {model: {...}}
+            section = get_args(hints[name])[1]
+            if not isinstance(value, dict):
+                raise ConfigError(f"expected a mapping, got {_kind(value)}", key=key, file=source)
+            values[name] = {
+                str(item): _parse_section(section, entry, f"{key}.{item}.", source)
+                for item, entry in value.items()
+            }
+            continue
         try:
             values[name] = _coerce(hints[name], value, known[name].metadata)
         except ValueError as exc:
@@ -288,6 +307,9 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 
 def _construct(cls: Any, values: Mapping[str, Any]) -> Any:
+    if get_origin(cls) is dict:
+        section = get_args(cls)[1]
+        return {name: _construct(section, entry) for name, entry in values.items()}
     hints = get_type_hints(cls)
     return cls(
         **{

@@ -48,8 +48,12 @@ def escalation_reason(state: FixState, now: float) -> str:
         return f"the final verification failed: {state['reason']}"
     if state["attempt"] >= state["max_iterations"]:
         return f"iterations: {state['attempt']} of {state['max_iterations']} attempts used"
+    if state["verdict"] == "over_budget":
+        return f"budget: {state['reason']}"
     if state["tokens_used"] >= state["token_budget"]:
         return f"budget: {state['tokens_used']} of {state['token_budget']} tokens used"
+    if state["cost_budget"] and state["cost_used"] >= state["cost_budget"]:
+        return f"budget: ${state['cost_used']:.4f} of ${state['cost_budget']:.4f} spent"
     if now >= state["deadline"]:
         return "budget: the wall-clock deadline passed"
     return "escalated"

@@ -1,12 +1,15 @@
 """The fix loop as a LangGraph StateGraph, the pure routers, and build_graph().
 
-START -> baseline -> generate -> apply -> check -> judge -> verify -> minimize -> finalize -> END
-          |  |          ^          |                 |  |      |
-          |  |          |          +--(rejected)---->+  |      +--(fails on a clean copy)--+
-          |  |          +------------ reflect <---------+ (fail, budget left)              |
-          |  |                                          +--(attempts or budget spent)--+   |
-          |  +--(flaky or environment: no model call)---------------------------> escalate -> END
-          +--> END (already passing)
+START -> baseline --(code)--> autofix --(nothing for ruff)--> generate -> apply -> check -> judge
+           |                      +--(ruff's own diff, zero tokens)------------------^
+           +--(already passing)--> END
+           +--(flaky or environment: no model call)--> escalate
+generate --(the call could overspend the money cap)--> escalate
+apply --(rejected)--> judge
+judge --(pass)--> verify --(pass)--> minimize -> finalize -> END
+judge --(fail, budget left)--> reflect -> generate
+judge --(attempts or budget spent, or stuck)--> escalate -> await_human --(answer)--> ...
+verify --(fails on a clean copy)--> escalate
 """
 
 from __future__ import annotations
@@ -40,19 +43,31 @@ def route(state: FixState, now: float) -> Route:
         return "escalate"
     if state["tokens_used"] >= state["token_budget"] or now >= state["deadline"]:
         return "escalate"
+    if state["cost_budget"] and state["cost_used"] >= state["cost_budget"]:
+        return "escalate"
     return "reflect"
 
 
-def after_baseline(state: FixState) -> Literal["generate", "escalate", "__end__"]:
-    """Only a failure that reproduces, and is the code's, is worth a model call."""
+def after_generate(state: FixState) -> Literal["apply", "escalate"]:
+    """generate refuses a call that could overspend the money cap: that escalates."""
+    return "escalate" if state["verdict"] == "over_budget" else "apply"
+
+
+def after_baseline(state: FixState) -> Literal["autofix", "escalate", "__end__"]:
+    """Only a failure that reproduces, and is the code's, is worth fixing (ruff first)."""
     if state["status"] == "already_passing":
         return "__end__"
     classification = state["classification"]
     if classification == "code":
-        return "generate"
+        return "autofix"
     if classification in ("flaky", "environment"):
         return "escalate"
     raise StateError(f"after_baseline() reached with classification {classification!r}")
+
+
+def after_autofix(state: FixState) -> Literal["check", "generate"]:
+    """ruff's own fixes, when it had any, are checked like a candidate; else the model."""
+    return "check" if state["verdict"] == "applied" else "generate"
 
 
 def after_apply(state: FixState) -> Literal["check", "judge"]:
@@ -75,6 +90,7 @@ def build_graph(
 ) -> CompiledStateGraph[FixState, Deps, FixState, FixState]:
     graph = StateGraph(FixState, context_schema=Deps)
     graph.add_node("baseline", nodes.baseline)
+    graph.add_node("autofix", nodes.autofix)
     graph.add_node("generate", nodes.generate)
     graph.add_node("apply", nodes.apply)
     graph.add_node("check", nodes.check)
@@ -87,7 +103,8 @@ def build_graph(
     graph.add_node("await_human", escalation.await_human)
     graph.add_edge(START, "baseline")
     graph.add_conditional_edges("baseline", after_baseline)
-    graph.add_edge("generate", "apply")
+    graph.add_conditional_edges("autofix", after_autofix)
+    graph.add_conditional_edges("generate", after_generate)
     graph.add_conditional_edges("apply", after_apply)
     graph.add_edge("check", "judge")
     graph.add_conditional_edges("judge", lambda state: route(state, clock()))

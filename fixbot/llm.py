@@ -50,6 +50,9 @@ class Model(Protocol):
     ) -> Reply: ...
 
 
+MAX_REPLY_TOKENS = 2048  # a reply is a diagnosis and a diff; the most a call asks for
+
+
 def estimate_tokens(text: str) -> int:
     """A rough count (four characters a token) for servers that report no usage."""
     return math.ceil(len(text) / 4)
@@ -75,7 +78,7 @@ class OpenAIModel:
         max_retries: int = 4,
         backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
-        max_tokens: int = 2048,
+        max_tokens: int = MAX_REPLY_TOKENS,
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")

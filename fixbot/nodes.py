@@ -18,19 +18,22 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from fixbot import context, diff, edits, history, lessons, policy, prompts, verdict
+from fixbot import context, cost, diff, edits, history, lessons, policy, prompts, verdict
+from fixbot.autofix import MODEL as AUTOFIX_MODEL
+from fixbot.autofix import ruff_diff, ruff_only
 from fixbot.checks import COMPLETED, CheckResult, failing_tests, slim
 from fixbot.classify import classify
 from fixbot.config import Config
 from fixbot.errors import EnvironmentProblem
-from fixbot.llm import Model
+from fixbot.llm import MAX_REPLY_TOKENS, Model, estimate_tokens
 from fixbot.minimize import hunks, without
+from fixbot.runlog import FailedJob
 from fixbot.sandbox import Limits, Sandbox
 from fixbot.secrets import added_secrets, redact
 from fixbot.snapshot import Snapshot, is_protected, repo_files, unprotect
 from fixbot.state import REPLY_CAP, Attempt, FixState
 from fixbot.stuck import strike
-from fixbot.trial import reader, run_trial
+from fixbot.trial import limits_for, reader, run_trial
 
 Update = dict[str, Any]
 FIXBOT_DIR = ".fixbot"
@@ -48,6 +51,7 @@ class Deps:
     clock: Callable[[], float] = time.time
     files: list[str] = field(default_factory=list)
     repository: str = ""  # the repository's identity: its lessons' namespace
+    strong_model: Model | None = None  # asked once config.strong_after attempts have failed
 
     def __post_init__(self) -> None:
         self.files = repo_files(self.snapshot)
@@ -133,11 +137,48 @@ def _network_probe(deps: Deps) -> str:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def autofix(state: FixState, runtime: Runtime[Deps]) -> Update:
+    """A ruff-only failure gets ruff's own safe fixes first: a candidate at zero tokens."""
+    deps = runtime.context
+    assert state["baseline"] is not None
+    if not ruff_only(state["baseline"]):
+        return {"verdict": "none"}
+    text = ruff_diff(deps.sandbox, deps.snapshot, limits_for(deps.config))
+    if not text:
+        return {"verdict": "none"}
+    current = Attempt(
+        number=0,
+        model=AUTOFIX_MODEL,
+        reply="ruff's safe fixes and its formatter, before any model call",
+        prompt_tokens=0,
+        completion_tokens=0,
+        cost_usd=0.0,
+        diff=text,
+        verdict="applied",
+        problems=[],
+        check=None,
+    )
+    return {"current": current, "verdict": "applied"}
+
+
 def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     deps = runtime.context
     assert state["baseline"] is not None
+    budget = deps.config.prompt_budget_tokens
+    # The CI log tails, lessons and hint share the task prompt's budget: the log tails get at
+    # most a quarter of it (their ends kept), the repository's context what the three leave.
+    jobs = _fit_jobs(state["ci_jobs"], budget // 4)
+    found = _lessons_for(runtime, state["baseline"])
+    around = "".join(
+        [state["hint"], *(j["log_tail"] + "".join(j["failed_steps"]) for j in jobs)]
+        + [lesson.fix + "".join(lesson.failure) for lesson in found]
+    )
     values = context.prompt_values(
-        state["baseline"], deps.snapshot.tree, deps.files, protected=deps.snapshot.manifest
+        state["baseline"],
+        deps.snapshot.tree,
+        deps.files,
+        protected=deps.snapshot.manifest,
+        budget_tokens=max(budget // 2, budget - estimate_tokens(around)),
     )
     messages = [
         {"role": "system", "content": prompts.render("system.j2", protected=deps.protected_globs)},
@@ -147,8 +188,8 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
                 "task.j2",
                 commit=state["commit"],
                 hint=state["hint"],
-                ci_jobs=state["ci_jobs"],
-                lessons=_lessons_for(runtime, state["baseline"]),
+                ci_jobs=jobs,
+                lessons=found,
                 **values,
             ),
         },
@@ -158,7 +199,26 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         messages.append({"role": "user", "content": state["feedback"]})
     for message in messages:
         message["content"] = redact(message["content"], known=deps.known_secrets)
-    reply = deps.model.complete(messages)
+    model = _model_for(deps, state["attempt"])
+    price = cost.price_for(deps.config.prices, model.name)
+    if state["cost_budget"]:
+        # The worst this call can cost (its prompt, estimated, and a reply of the most tokens
+        # the client asks for) must fit what is left: never a call that could overspend.
+        prompt = sum(estimate_tokens(m["content"]) for m in messages)
+        worst = cost.dollars(price, prompt, MAX_REPLY_TOKENS)
+        left = state["cost_budget"] - state["cost_used"]
+        if worst > left:
+            return {
+                "verdict": "over_budget",
+                "reason": f"the next call could cost up to ${worst:.4f}; ${left:.4f} is left "
+                f"of ${state['cost_budget']:.4f}",
+            }
+    reply = model.complete(messages)
+    spent_usd = cost.dollars(
+        cost.price_for(deps.config.prices, model.name, reply.model),
+        reply.prompt_tokens,
+        reply.completion_tokens,
+    )
     number = state["attempt"] + 1
     current = Attempt(
         number=number,
@@ -166,6 +226,7 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         reply=reply.text[:REPLY_CAP],
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
+        cost_usd=spent_usd,
         diff="",
         verdict="none",
         problems=[],
@@ -177,7 +238,22 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         "current": current,
         "verdict": "none",
         "tokens_used": state["tokens_used"] + spent,
+        "cost_used": state["cost_used"] + spent_usd,
     }
+
+
+def _fit_jobs(jobs: Sequence[FailedJob], tokens: int) -> list[FailedJob]:
+    """The failed jobs with their log tails cut (from the front: the end is what failed) so
+    that together they take at most `tokens`."""
+    share = max(0, tokens * 4 // max(1, len(jobs)))  # characters per job, ~4 to a token
+    return [{**job, "log_tail": job["log_tail"][-share:] if share else ""} for job in jobs]
+
+
+def _model_for(deps: Deps, attempts_so_far: int) -> Model:
+    """The model, or the strong one once `strong_after` attempts have failed."""
+    if deps.strong_model is not None and attempts_so_far >= deps.config.strong_after:
+        return deps.strong_model
+    return deps.model
 
 
 def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
@@ -400,6 +476,12 @@ def _learn(state: FixState, runtime: Runtime[Deps]) -> None:
 def finalize(state: FixState, runtime: Runtime[Deps]) -> Update:
     _learn(state, runtime)
     last = state["attempts"][-1]
+    if last["number"] == 0:
+        return {
+            "status": "fixed",
+            "reason": "ruff's safe fixes and formatting passed and were verified on a clean "
+            "copy, with zero model tokens",
+        }
     dropped = len(state["dropped_hunks"])
     note = f"; {dropped} unneeded hunk(s) dropped and the rest re-verified" if dropped else ""
     return {

@@ -66,6 +66,7 @@ class FixResult:
     verification: Mapping[str, Any] | None = None
     diff: str = ""
     tokens: Mapping[str, int] = field(default_factory=dict)
+    cost_usd: float = 0.0  # estimated from the price table (0 when the models have no price)
     classification: str = ""  # code | flaky | environment
     labels: list[str] = field(default_factory=list)
     flaky_tests: list[str] = field(default_factory=list)
@@ -105,6 +106,7 @@ class FixResult:
             "commit": self.commit,
             "attempts": len(self.attempts),
             "tokens": dict(self.tokens),
+            "cost_usd": round(self.cost_usd, 6),
             "exit_code": self.exit_code,
         }
 
@@ -126,6 +128,7 @@ def from_state(state: FixState, **facts: Any) -> FixResult:
         verification=state["verification"],
         diff=state["final_diff"] if state["status"] == "fixed" else "",
         tokens=tokens,
+        cost_usd=float(state["cost_used"]),
         classification=state["classification"],
         labels=list(state["labels"]),
         flaky_tests=list(state["flaky_tests"]),
@@ -199,13 +202,14 @@ def render_markdown(result: FixResult) -> str:
     lines += _tests_table(result)
     lines += _gates_table(result)
     if result.attempts:
-        lines += ["", "### Attempts", "", "| # | model | tokens | verdict | problems |"]
-        lines += ["|---|---|---|---|---|"]
+        lines += ["", "### Attempts", "", "| # | model | tokens | cost | verdict | problems |"]
+        lines += ["|---|---|---|---|---|---|"]
         for a in result.attempts:
             problems = "; ".join(a["problems"][:3]) or "-"
             tokens = a["prompt_tokens"] + a["completion_tokens"]
+            spent = float(a.get("cost_usd", 0.0))
             lines.append(
-                f"| {a['number']} | {_cell(a['model'], 40)} | {tokens} | "
+                f"| {a['number']} | {_cell(a['model'], 40)} | {tokens} | ${spent:.4f} | "
                 f"{a['verdict']} | {_cell(problems)} |"
             )
     path = run_path(result)
@@ -225,7 +229,8 @@ def render_markdown(result: FixResult) -> str:
             "",
             f"Tokens: {result.tokens.get('total', 0)} "
             f"(prompt {result.tokens.get('prompt', 0)}, "
-            f"completion {result.tokens.get('completion', 0)})",
+            f"completion {result.tokens.get('completion', 0)}), "
+            f"estimated cost ${result.cost_usd:.4f}",
         ]
     if result.manifest_sha256:
         lines += [

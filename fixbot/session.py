@@ -21,6 +21,7 @@ from langgraph.types import Command, StateSnapshot
 
 from fixbot import report
 from fixbot.config import Config
+from fixbot.cost import unpriced
 from fixbot.errors import UsageError
 from fixbot.graph import build_graph, recursion_limit
 from fixbot.llm import Model
@@ -71,6 +72,7 @@ def run_fix(
     request: FixRequest,
     *,
     model: Model,
+    strong_model: Model | None = None,
     sandbox: Sandbox,
     checkpointer: BaseCheckpointSaver[Any],
     store: BaseStore | None = None,
@@ -91,6 +93,7 @@ def run_fix(
             manifest={},  # filled from the snapshot below
             max_iterations=request.config.max_iterations,
             token_budget=request.config.budget.tokens,
+            cost_budget=request.config.budget.cost_usd or 0.0,
             deadline=clock() + request.config.budget.wall_clock_seconds,
             hint=request.hint,
             ci_jobs=request.ci_jobs,
@@ -108,6 +111,7 @@ def run_fix(
         request.commit,
         request.config,
         model=model,
+        strong_model=strong_model,
         sandbox=sandbox,
         observe=observe,
         clock=clock,
@@ -122,6 +126,7 @@ def resume_fix(
     repo: Path,
     config: Config,
     model: Model,
+    strong_model: Model | None = None,
     sandbox: Sandbox,
     checkpointer: BaseCheckpointSaver[Any],
     store: BaseStore | None = None,
@@ -149,6 +154,7 @@ def resume_fix(
         saved.values["commit"],
         config,
         model=model,
+        strong_model=strong_model,
         sandbox=sandbox,
         observe=observe,
         clock=clock,
@@ -172,6 +178,7 @@ def fork_fix(
     repo: Path,
     config: Config,
     model: Model,
+    strong_model: Model | None = None,
     sandbox: Sandbox,
     checkpointer: BaseCheckpointSaver[Any],
     store: BaseStore | None = None,
@@ -217,6 +224,7 @@ def fork_fix(
         saved.values["commit"],
         config,
         model=model,
+        strong_model=strong_model,
         sandbox=sandbox,
         observe=observe,
         clock=clock,
@@ -280,6 +288,7 @@ def _drive(
     config: Config,
     *,
     model: Model,
+    strong_model: Model | None = None,
     sandbox: Sandbox,
     observe: Observer,
     clock: Callable[[], float],
@@ -294,6 +303,12 @@ def _drive(
             (workdir / "base").mkdir()
             base_commit = resolve_commit(repo, config.base)
             base = take_snapshot(repo, config.protected_paths, workdir / "base", base_commit)
+        missing = unpriced(config, [model.name, strong_model.name if strong_model else None])
+        if missing:
+            raise UsageError(
+                f"budget.cost_usd needs a price for {', '.join(missing)}: add it to prices in "
+                ".fixbot.yml (US dollars per million prompt and completion tokens)"
+            )
         deps = Deps(
             model=model,
             sandbox=sandbox,
@@ -303,6 +318,7 @@ def _drive(
             clock=clock,
             known_secrets=tuple(secrets),
             repository=repository_identity(repo),
+            strong_model=strong_model,
         )
         if isinstance(start, dict):
             start = FixState(**{**start, "manifest": dict(snapshot.manifest)})

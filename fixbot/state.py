@@ -13,10 +13,10 @@ from typing import Any, Literal, TypedDict
 from fixbot.checks import CheckResult
 from fixbot.runlog import FailedJob
 
-Verdict = Literal["none", "applied", "rejected", "pass", "fail"]
+Verdict = Literal["none", "applied", "rejected", "pass", "fail", "over_budget"]
 Classification = Literal["", "code", "flaky", "environment"]
 Status = Literal["running", "fixed", "already_passing", "escalated", "aborted"]
-VERDICTS: frozenset[str] = frozenset({"none", "applied", "rejected", "pass", "fail"})
+VERDICTS: frozenset[str] = frozenset({"none", "applied", "rejected", "pass", "fail", "over_budget"})
 STATUSES: frozenset[str] = frozenset(
     {"running", "fixed", "already_passing", "escalated", "aborted"}
 )
@@ -34,6 +34,7 @@ class Attempt(TypedDict):
     reply: str
     prompt_tokens: int
     completion_tokens: int
+    cost_usd: float  # from the price table; 0 when the model has no price
     diff: str  # canonical diff of what was applied; "" when nothing applied
     verdict: Verdict
     problems: list[str]
@@ -50,6 +51,8 @@ class FixState(TypedDict):
     max_iterations: int
     tokens_used: int
     token_budget: int
+    cost_used: float  # US dollars, from the price table (0 when the models have no price)
+    cost_budget: float  # US dollars; 0: no money cap
     deadline: float  # epoch seconds
     verdict: Verdict  # of the attempt in flight
     status: Status
@@ -79,6 +82,8 @@ ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "max_iterations": int,
     "tokens_used": int,
     "token_budget": int,
+    "cost_used": (int, float),
+    "cost_budget": (int, float),
     "deadline": (int, float),
     "verdict": str,
     "status": str,
@@ -95,6 +100,7 @@ def initial_state(
     max_iterations: int,
     token_budget: int,
     deadline: float,
+    cost_budget: float = 0.0,
     hint: str = "",
     ci_jobs: Sequence[FailedJob] = (),
 ) -> FixState:
@@ -107,6 +113,8 @@ def initial_state(
         max_iterations=max_iterations,
         tokens_used=0,
         token_budget=token_budget,
+        cost_used=0.0,
+        cost_budget=cost_budget,
         deadline=deadline,
         verdict="none",
         status="running",

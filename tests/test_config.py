@@ -16,6 +16,7 @@ from fixbot.config import (
     Budget,
     Config,
     Gates,
+    Price,
     SandboxSettings,
     config_schema,
     load_config,
@@ -258,6 +259,11 @@ def test_schema_keys_defaults_and_bounds_match_the_dataclasses() -> None:
         for f in file_fields:
             prop, key = schema["properties"][f.name], path + f.name
             assert prop["description"], key
+            if get_origin(hints[f.name]) is dict:  # name -> section: walk the section's schema
+                assert prop["default"] == {} == f.default_factory(), key  # type: ignore[misc]
+                section = get_args(hints[f.name])[1]
+                walk(section, prop["additionalProperties"], key + ".*.")
+                continue
             assert prop["default"] == plain(f.default), key
             assert {b: prop[b] for b in BOUNDS if b in prop} == {
                 b: f.metadata[b] for b in BOUNDS if b in f.metadata
@@ -268,3 +274,35 @@ def test_schema_keys_defaults_and_bounds_match_the_dataclasses() -> None:
                 walk(hints[f.name], prop, key + ".")
 
     walk(Config, config_schema(), "")
+
+
+def test_the_price_table_and_the_money_cap(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "budget: {cost_usd: 2.5}\nstrong_model: big\nstrong_after: 3\n"
+        "prices:\n  small: {prompt: 0.15, completion: 0.6}\n  big: {prompt: 2, completion: 8}\n",
+    )
+    config = load_config(tmp_path)
+    assert config.budget.cost_usd == 2.5
+    assert (config.strong_model, config.strong_after) == ("big", 3)
+    assert config.prices == {"small": Price(0.15, 0.6), "big": Price(2.0, 8.0)}
+    assert config.to_dict()["prices"] == {
+        "small": {"prompt": 0.15, "completion": 0.6},
+        "big": {"prompt": 2.0, "completion": 8.0},
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("prices: [small]\n", "'prices'"),
+        ("prices:\n  small: {promt: 1}\n", "'prices.small.promt'"),
+        ("prices:\n  small: {prompt: -1}\n", "'prices.small.prompt'"),
+        ("prices:\n  small: 3\n", "'prices.small'"),
+        ("budget: {cost_usd: 0}\n", "'budget.cost_usd'"),
+    ],
+)
+def test_a_bad_price_table_names_the_key(tmp_path: Path, text: str, names: str) -> None:
+    write(tmp_path, text)
+    with pytest.raises(ConfigError, match=names):
+        load_config(tmp_path)

@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 
-from fixbot.graph import after_apply, after_baseline, after_verify, recursion_limit, route
+from fixbot.graph import (
+    after_apply,
+    after_autofix,
+    after_baseline,
+    after_generate,
+    after_verify,
+    recursion_limit,
+    route,
+)
 from fixbot.state import FixState, StateError, initial_state, validate
 
 NOW = 1_000_000.0
@@ -45,6 +53,13 @@ def state(**changes: Any) -> FixState:
         ({"verdict": "fail", "attempt": 1, "strikes": 1}, NOW, "reflect"),
         ({"verdict": "rejected", "attempt": 1, "strikes": 2}, NOW, "escalate"),
         ({"verdict": "pass", "attempt": 1, "strikes": 2}, NOW, "verify"),
+        # The money cap: 0 is none; spent up to it escalates, a pass is still verified.
+        ({"verdict": "fail", "attempt": 1, "cost_used": 9.0, "cost_budget": 0.0}, NOW, "reflect"),
+        ({"verdict": "fail", "attempt": 1, "cost_used": 0.49, "cost_budget": 0.5}, NOW, "reflect"),
+        ({"verdict": "fail", "attempt": 1, "cost_used": 0.5, "cost_budget": 0.5}, NOW, "escalate"),
+        ({"verdict": "pass", "attempt": 1, "cost_used": 0.7, "cost_budget": 0.5}, NOW, "verify"),
+        # ruff's own attempt (number 0) failing leaves every model attempt.
+        ({"verdict": "fail", "attempt": 0}, NOW, "reflect"),
     ],
 )
 def test_route(changes: dict[str, Any], now: float, expected: str) -> None:
@@ -66,9 +81,13 @@ def test_route_refuses_a_verdict_it_cannot_route(verdict: str) -> None:
     ("router", "changes", "expected"),
     [
         (after_baseline, {"status": "already_passing"}, "__end__"),
-        (after_baseline, {"status": "running", "classification": "code"}, "generate"),
+        (after_baseline, {"status": "running", "classification": "code"}, "autofix"),
         (after_baseline, {"status": "running", "classification": "flaky"}, "escalate"),
         (after_baseline, {"status": "running", "classification": "environment"}, "escalate"),
+        (after_autofix, {"verdict": "applied"}, "check"),
+        (after_autofix, {"verdict": "none"}, "generate"),
+        (after_generate, {"verdict": "none"}, "apply"),
+        (after_generate, {"verdict": "over_budget"}, "escalate"),
         (after_apply, {"verdict": "applied"}, "check"),
         (after_apply, {"verdict": "rejected"}, "judge"),
         (after_verify, {"verdict": "pass"}, "minimize"),
@@ -88,7 +107,17 @@ def test_initial_state_is_valid_and_agreed() -> None:
 
 @pytest.mark.parametrize(
     "field",
-    ["attempt", "verdict", "max_iterations", "deadline", "status", "classification", "strikes"],
+    [
+        "attempt",
+        "verdict",
+        "max_iterations",
+        "deadline",
+        "status",
+        "classification",
+        "strikes",
+        "cost_used",
+        "cost_budget",
+    ],
 )
 def test_missing_routing_field_fails_loudly(field: str) -> None:
     broken = dict(state())
@@ -105,6 +134,8 @@ def test_missing_routing_field_fails_loudly(field: str) -> None:
         ("attempt", None),
         ("max_iterations", 0),
         ("tokens_used", 1.5),
+        ("cost_used", "0.1"),
+        ("cost_budget", None),
         ("deadline", "soon"),
         ("verdict", "maybe"),
         ("verdict", None),
@@ -120,6 +151,7 @@ def test_ill_typed_routing_field_fails_loudly(field: str, value: Any) -> None:
 
 @pytest.mark.parametrize("iterations", [1, 4, 50])
 def test_recursion_limit_is_a_backstop_above_the_longest_run(iterations: int) -> None:
-    # baseline + (generate, apply, check, judge, reflect) per attempt + verify, minimize, finalize.
-    longest = 1 + 5 * iterations + 3
+    # baseline, autofix, ruff's own attempt (check, judge, reflect), then (generate, apply,
+    # check, judge, reflect) per attempt, then verify, minimize, finalize.
+    longest = 2 + 3 + 5 * iterations + 3
     assert recursion_limit(iterations) > longest

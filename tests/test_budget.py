@@ -1,0 +1,106 @@
+"""Money: a price table, per-attempt and total cost in the evidence, a cap never overspent;
+and the strong model after N failed attempts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fixbot.config import Config, Price
+from fixbot.cost import dollars, price_for, unpriced
+from tests.conftest import RunFixbot, make_repo
+from tests.fake_openai import ScriptedOpenAI
+from tests.test_fix import GOOD, wrong
+
+BWRAP = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+GATES_OFF = "gates: {lint: false, types: false}\nverification: {final_runs: 1}\n"
+
+
+def test_prices_are_found_by_name_then_by_the_longest_prefix() -> None:
+    prices = {"gpt-4o": Price(2.5, 10.0), "gpt-4o-mini": Price(0.15, 0.6)}
+    assert price_for(prices, "gpt-4o-mini-2024-07-18") == Price(0.15, 0.6)
+    assert price_for(prices, "unknown", "gpt-4o") == Price(2.5, 10.0)
+    assert price_for(prices, "claude") is None
+    assert dollars(Price(2.0, 8.0), 1_000_000, 500_000) == pytest.approx(6.0)
+    assert dollars(None, 10, 10) == 0.0
+    capped = Config(budget=Config().budget.__class__(cost_usd=1.0), prices=prices)
+    assert unpriced(capped, ["gpt-4o-mini", "claude", None]) == ["claude"]
+    assert unpriced(Config(), ["claude"]) == []  # no cap: no price needed
+
+
+@BWRAP
+def test_cost_per_attempt_and_in_total(tmp_path: Path, run_fixbot: RunFixbot) -> None:
+    config = GATES_OFF + "prices:\n  scripted-model: {prompt: 2.0, completion: 8.0}\n"
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    with ScriptedOpenAI([wrong(1), GOOD]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    attempts = run.evidence["attempts"]
+    for a in attempts:
+        assert a["cost_usd"] == pytest.approx(
+            (a["prompt_tokens"] * 2.0 + a["completion_tokens"] * 8.0) / 1e6
+        )
+    assert run.evidence["cost_usd"] == pytest.approx(sum(a["cost_usd"] for a in attempts))
+    assert run.evidence["cost_usd"] > 0
+    assert "estimated cost $" in (run.out / "report.md").read_text()
+
+
+@BWRAP
+def test_a_call_that_could_overspend_is_never_made(tmp_path: Path, run_fixbot: RunFixbot) -> None:
+    # $1 per thousand tokens: a reply alone may cost $2.048, more than the $1 cap.
+    config = (
+        GATES_OFF
+        + "budget: {cost_usd: 1.0}\nprices:\n  scripted-model: {prompt: 1000, completion: 1000}\n"
+    )
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    with ScriptedOpenAI([GOOD]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 1, run.stderr
+    assert server.requests == []
+    assert run.evidence["status"] == "escalated"
+    assert run.evidence["reason"].startswith("budget: the next call could cost up to $")
+
+
+@BWRAP
+def test_the_cap_stops_the_loop_before_it_is_exceeded(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    cap = 0.02  # at $1 per million tokens, several calls fit, not ten
+    config = (
+        GATES_OFF
+        + f"max_iterations: 10\nbudget: {{cost_usd: {cap}}}\n"
+        + "stuck: {similarity: 1.0, stagnation_attempts: 50}\n"
+        + "prices:\n  scripted-model: {prompt: 1.0, completion: 1.0}\n"
+    )
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    with ScriptedOpenAI([wrong(n) for n in range(1, 11)]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 1
+    assert run.evidence["reason"].startswith("budget:")
+    assert 0 < len(server.requests) < 10
+    assert run.evidence["cost_usd"] <= cap
+
+
+@BWRAP
+def test_a_cap_without_a_price_is_a_usage_error(tmp_path: Path, run_fixbot: RunFixbot) -> None:
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": GATES_OFF + "budget: {cost_usd: 5}\n"})
+    with ScriptedOpenAI([GOOD]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 2
+    assert server.requests == []
+    assert "needs a price for scripted-model" in run.stderr
+
+
+@BWRAP
+def test_the_strong_model_takes_over_after_n_failures(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    config = GATES_OFF + "strong_model: strong-scripted\nstrong_after: 1\n"
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    with ScriptedOpenAI([wrong(1), GOOD]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert [r["model"] for r in server.requests] == ["scripted-model", "strong-scripted"]
+    assert [a["model"] for a in run.evidence["attempts"]] == ["scripted-model", "strong-scripted"]
