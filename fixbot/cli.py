@@ -7,10 +7,11 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 from fixbot import __version__, doctor, github, lessons, log, proc, report
 from fixbot import action as actions
+from fixbot.bench import Wrap, find_entries, render_json, render_table, run_bench
 from fixbot.config import Config, load_config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.graph import build_graph
@@ -168,6 +170,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--repo", type=Path, default=Path("."), help="the repository (default: .)")
     check.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     check.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+    bench = commands.add_parser(
+        "bench", help="run fixbot over a corpus of failing repositories: a table and totals"
+    )
+    bench.add_argument(
+        "corpus", type=Path, help="a folder of entries: each a repository's files and .fixbot.yml"
+    )
+    bench.add_argument("--model", help="model name (else $FIXBOT_MODEL, else each entry's config)")
+    bench.add_argument("--base-url", help="OpenAI-compatible endpoint (else $OPENAI_BASE_URL)")
+    bench.add_argument("--max-iterations", type=int, help="attempts per entry before escalating")
+    bench.add_argument("--sandbox", choices=["auto", "docker", "bwrap"], help="sandbox backend")
+    bench.add_argument("--out", type=Path, help="keep each entry's outputs under OUT/ENTRY/")
+    bench.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    bench.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
     return parser
 
 
@@ -190,6 +205,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return _lessons(args, env)
     if args.command == "prune":
         return _prune(args, env)
+    if args.command == "bench":
+        return _bench(args, env)
     return _fix(args, env)  # fix, resume and fork
 
 
@@ -405,7 +422,8 @@ def _clients(
     root: Path, thread: str, config: Config, env: Mapping[str, str], secrets: Sequence[str]
 ) -> Iterator[dict[str, Any]]:
     """What one run drives the graph with (run_fix / resume_fix keyword arguments): the
-    sandbox, the thread's lock, the checkpointer and the model, released in reverse order."""
+    sandbox, the thread's lock, the checkpointer and store, the model (and the strong one),
+    released in reverse order."""
     assert config.model, "the caller says which model is missing, in its own words"
     database_url = env.get("FIXBOT_DATABASE_URL")
     with (
@@ -416,9 +434,20 @@ def _clients(
         OpenAIModel(
             model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
         ) as model,
+        ExitStack() as optional,
     ):
+        strong = None
+        if config.strong_model:
+            strong = optional.enter_context(
+                OpenAIModel(
+                    model=config.strong_model,
+                    api_key=env.get("OPENAI_API_KEY"),
+                    base_url=config.base_url,
+                )
+            )
         yield {
             "model": model,
+            "strong_model": strong,
             "sandbox": sandbox,
             "checkpointer": checkpointer,
             "store": store,
@@ -552,3 +581,58 @@ def _not_answerable(thread: str, found: tuple[str, str] | None, commit: str) -> 
             f"at {commit[:12]}"
         )
     return ""
+
+
+def _bench(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """`fixbot bench`: each corpus entry fixed as `fixbot fix` fixes it, a row each. Exit 0 when
+    the bench ran, whatever it fixed (the rows say); 2 when there is nothing to run or an option
+    is invalid."""
+    logger = log.get()
+    overrides = _overrides(args, env)
+    try:
+        found = find_entries(args.corpus.resolve())
+        with tempfile.TemporaryDirectory() as empty:  # the options alone, checked once
+            load_config(Path(empty), overrides=overrides)
+    except UsageError as exc:
+        logger.error("bench_failed", error=str(exc))
+        return report.EXIT_USAGE
+    fix = partial(
+        _bench_fix, overrides=overrides, env=env, out=args.out.resolve() if args.out else None
+    )
+    rows = run_bench(found, fix, on_row=lambda row: logger.info("bench_entry", **row.as_dict()))
+    facts = {"corpus": str(args.corpus.resolve()), "model": overrides.get("model", "")}
+    sys.stdout.write(render_json(rows, **facts) if args.json else render_table(rows))
+    return report.EXIT_OK
+
+
+def _bench_fix(
+    repo: Path,
+    wrap: Wrap,
+    *,
+    overrides: dict[str, object],
+    env: Mapping[str, str],
+    out: Path | None,
+) -> FixResult:
+    """One committed corpus entry, fixed as `fixbot fix REPO` fixes it, its sandbox wrapped."""
+    secrets = [env[k] for k in SECRET_VARIABLES if env.get(k)]
+    try:
+        config = load_config(repo, overrides=overrides)
+        if not config.model:
+            raise UsageError(
+                "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
+            )
+        request = FixRequest(
+            repo=repo,
+            commit=pin_commit(repo),
+            config=config,
+            model_name=config.model,
+            base_url=config.base_url,
+        )
+        with _clients(repo, thread_id(request), config, env, secrets) as drive:
+            result = run_fix(request, **{**drive, "sandbox": wrap(drive["sandbox"])})
+    except FixbotError as exc:
+        log.get().error("run_failed", error=str(exc), kind=type(exc).__name__)
+        result = report.error_result(exc, repo=str(repo))
+    if out is not None:
+        report.write_outputs(result, out / repo.name, known=secrets)
+    return result

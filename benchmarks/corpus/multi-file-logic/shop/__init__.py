@@ -1,0 +1,1 @@
+"""A tiny shop: prices in money.py, carts in cart.py."""

@@ -1,0 +1,92 @@
+"""`fixbot bench` over HumanEvalFix (Python): small functions, each with one bug and its test.
+
+The data is not part of this project: it lives in ../shared/data/humanevalfix/ (from elsewhere,
+never copied here). This script runs that folder's make_repos.py into a temporary folder (or
+--corpus DIR), lays the measured settings over each repository's .fixbot.yml, and runs
+`fixbot bench` on the folder in-process, for measuring a real model, e.g. the local one:
+
+    ../shared/tools/local-llm start
+    python benchmarks/humanevalfix.py --model fixbot-local \\
+        --base-url http://127.0.0.1:8011/v1 [--limit N] [--max-iterations 4] [--json] [--out DIR]
+
+`--max-iterations 1` measures a single attempt; the loop's default is 4. The measured settings:
+one baseline and one final run (these tests are deterministic) and the ruff and mypy gates off
+(the task is the test); `--fixbot-defaults` keeps fixbot's own defaults instead. Each entry's
+evidence.json (every attempt, its reply, why its diff did or did not apply) is kept under
+--out ENTRY/ when given. Exit code: the bench's (0 when it ran, 2 for a usage error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from fixbot import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "humanevalfix"
+MEASURED = """
+# benchmarks/humanevalfix.py: deterministic tests, and the test is the whole task
+verification:
+  baseline_runs: 1
+  final_runs: 1
+gates:
+  lint: false
+  types: false
+"""
+
+
+def make_corpus(data: Path, corpus: Path, limit: int, fixbot_defaults: bool) -> int:
+    """HumanEvalFix's repositories under `corpus`, one bench entry each; how many."""
+    command = [sys.executable, str(data / "make_repos.py")]
+    command += [str(data / "humanevalpack_python.jsonl"), str(corpus)]
+    if limit:
+        command += ["--limit", str(limit)]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    entries = sorted(p for p in corpus.iterdir() if (p / ".fixbot.yml").is_file())
+    if not fixbot_defaults:
+        for entry in entries:
+            with (entry / ".fixbot.yml").open("a", encoding="utf-8") as config:
+                config.write(MEASURED)
+    return len(entries)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="model name, e.g. fixbot-local")
+    parser.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint")
+    parser.add_argument("--limit", type=int, default=0, help="the first N tasks (default: all)")
+    parser.add_argument("--max-iterations", type=int, help="attempts per task (default: config)")
+    parser.add_argument("--sandbox", choices=["auto", "docker", "bwrap"], default="auto")
+    parser.add_argument("--out", type=Path, help="keep each entry's outputs under OUT/ENTRY/")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--corpus", type=Path, help="write the corpus here (default: a temp dir)")
+    parser.add_argument("--data", type=Path, default=DATA, help=f"default: {DATA}")
+    parser.add_argument(
+        "--fixbot-defaults", action="store_true", help="keep fixbot's default settings"
+    )
+    args = parser.parse_args(argv)
+    if not (args.data / "make_repos.py").is_file():
+        parser.error(f"no make_repos.py in {args.data}")
+    if args.corpus is not None and args.corpus.exists() and any(args.corpus.iterdir()):
+        parser.error(f"--corpus {args.corpus} is not empty")
+    with tempfile.TemporaryDirectory(prefix="humanevalfix-") as scratch:
+        corpus = args.corpus or Path(scratch) / "corpus"
+        count = make_corpus(args.data, corpus, args.limit, args.fixbot_defaults)
+        print(f"humanevalfix: {count} entries in {corpus}", file=sys.stderr)
+        bench = ["bench", str(corpus), "--model", args.model, "--base-url", args.base_url]
+        bench += ["--sandbox", args.sandbox]
+        if args.max_iterations is not None:
+            bench += ["--max-iterations", str(args.max_iterations)]
+        if args.out is not None:
+            bench += ["--out", str(args.out)]
+        if args.json:
+            bench += ["--json"]
+        return cli.main(bench)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
