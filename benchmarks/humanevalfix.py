@@ -19,12 +19,17 @@ evidence.json (every attempt, its reply, why its diff did or did not apply) is k
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from fixbot import cli
+from fixbot.diff import DiffRejected
+from fixbot.edits import parse_edits
+from fixbot.fences import extract_diff
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "humanevalfix"
@@ -39,7 +44,9 @@ gates:
 """
 
 
-def make_corpus(data: Path, corpus: Path, limit: int, fixbot_defaults: bool) -> int:
+def make_corpus(
+    data: Path, corpus: Path, limit: int, fixbot_defaults: bool, reflection: bool = False
+) -> int:
     """HumanEvalFix's repositories under `corpus`, one bench entry each; how many."""
     command = [sys.executable, str(data / "make_repos.py")]
     command += [str(data / "humanevalpack_python.jsonl"), str(corpus)]
@@ -47,11 +54,57 @@ def make_corpus(data: Path, corpus: Path, limit: int, fixbot_defaults: bool) -> 
         command += ["--limit", str(limit)]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     entries = sorted(p for p in corpus.iterdir() if (p / ".fixbot.yml").is_file())
-    if not fixbot_defaults:
-        for entry in entries:
-            with (entry / ".fixbot.yml").open("a", encoding="utf-8") as config:
-                config.write(MEASURED)
+    for entry in entries:
+        with (entry / ".fixbot.yml").open("a", encoding="utf-8") as config:
+            config.write("" if fixbot_defaults else MEASURED)
+            config.write("reflection: true\n" if reflection else "")
     return len(entries)
+
+
+def reply_shape(reply: str) -> str:
+    """What the model sent: a unified diff, another edit shape, or no edit at all."""
+    if extract_diff(reply) is not None:
+        return "diff"
+    try:
+        found = parse_edits(reply, lambda path: "" if path.endswith(".py") else None)
+    except DiffRejected:
+        return "other edit"
+    return "no edit" if found is None else "other edit"
+
+
+def attempt_stats(out: Path) -> dict[str, Counter[str]]:
+    """Across every entry's evidence.json under `out`: attempts by reply shape and outcome."""
+    shapes: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    why: Counter[str] = Counter()
+    for evidence in sorted(out.glob("*/evidence.json")):
+        for attempt in json.loads(evidence.read_text()).get("attempts", []):
+            if attempt["number"] == 0:
+                continue  # ruff's own attempt, not the model's
+            shapes[reply_shape(attempt["reply"])] += 1
+            problems = attempt["problems"]
+            if attempt["verdict"] == "rejected":
+                first = problems[0] if problems else "rejected"
+                outcomes["not applied"] += 1
+                why[_reason(first)] += 1
+            else:
+                outcomes[f"applied, {attempt['verdict']}"] += 1
+    return {"reply shape": shapes, "outcome": outcomes, "why not applied": why}
+
+
+def _reason(problem: str) -> str:
+    for marker, label in (
+        ("no ```diff block", "no diff or edit in the reply"),
+        ("does not match", "a hunk's lines are not in the file"),
+        ("not found", "a hunk's lines are not in the file"),
+        ("ambiguous", "a hunk matches more than one place"),
+        ("protected", "touches a protected path"),
+        ("policy", "refused by the cheat screening"),
+        ("does not apply", "does not apply (other)"),
+    ):
+        if marker in problem:
+            return label
+    return problem[:60]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fixbot-defaults", action="store_true", help="keep fixbot's default settings"
     )
+    parser.add_argument(
+        "--reflection", action="store_true", help="a diagnosis call before each retry"
+    )
     args = parser.parse_args(argv)
     if not (args.data / "make_repos.py").is_file():
         parser.error(f"no make_repos.py in {args.data}")
@@ -75,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--corpus {args.corpus} is not empty")
     with tempfile.TemporaryDirectory(prefix="humanevalfix-") as scratch:
         corpus = args.corpus or Path(scratch) / "corpus"
-        count = make_corpus(args.data, corpus, args.limit, args.fixbot_defaults)
+        count = make_corpus(
+            args.data, corpus, args.limit, args.fixbot_defaults, reflection=args.reflection
+        )
         print(f"humanevalfix: {count} entries in {corpus}", file=sys.stderr)
         bench = ["bench", str(corpus), "--model", args.model, "--base-url", args.base_url]
         bench += ["--sandbox", args.sandbox]
@@ -85,7 +143,12 @@ def main(argv: list[str] | None = None) -> int:
             bench += ["--out", str(args.out)]
         if args.json:
             bench += ["--json"]
-        return cli.main(bench)
+        code = cli.main(bench)
+        if args.out is not None and not args.json:
+            for title, counts in attempt_stats(args.out).items():
+                listed = ", ".join(f"{name}: {n}" for name, n in counts.most_common()) or "-"
+                print(f"model attempts, {title}: {listed}")
+        return code
 
 
 if __name__ == "__main__":

@@ -111,6 +111,7 @@ class Config:
     stuck: Stuck = Stuck()
     retention_days: int = _bounded(30, minimum=1, maximum=3650)  # `fixbot prune` default age
     prompt_budget_tokens: int = _bounded(8000, minimum=1000, maximum=200_000)  # task prompt
+    reflection: bool = False  # a separate diagnosis call before each retry (measured: README)
     source: str | None = field(default=None, metadata={"internal": True})
 
     def to_dict(self) -> dict[str, object]:

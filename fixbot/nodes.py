@@ -25,7 +25,7 @@ from fixbot.checks import COMPLETED, CheckResult, failing_tests, slim
 from fixbot.classify import classify
 from fixbot.config import Config
 from fixbot.errors import EnvironmentProblem
-from fixbot.llm import MAX_REPLY_TOKENS, Model, estimate_tokens
+from fixbot.llm import MAX_REPLY_TOKENS, Model, Reply, estimate_tokens
 from fixbot.minimize import hunks, without
 from fixbot.runlog import FailedJob
 from fixbot.sandbox import Limits, Sandbox
@@ -371,18 +371,64 @@ def _slimmed(deps: Deps, thread: str, attempt: Attempt) -> Attempt:
     return {**attempt, "check": slim(check, ref)}
 
 
-def reflect(state: FixState) -> Update:
+def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
+    """Feedback on the attempt that failed; with `reflection` on, a separate diagnosis call
+    first (its tokens and cost count like any call's; skipped when it could overspend)."""
     last = state["attempts"][-1]
     failing = context.failing(last["check"]) if last["check"] is not None else []
-    feedback = prompts.render(
-        "feedback.j2",
-        number=last["number"],
-        diff=last["diff"],
-        problems=last["problems"][:20],
-        failing=failing[:10],
-        repeated=state["stuck_reason"],
-    )
-    return {"feedback": feedback, "verdict": "none"}
+    facts = {
+        "number": last["number"],
+        "diff": last["diff"],
+        "problems": last["problems"][:20],
+        "failing": failing[:10],
+    }
+    feedback = prompts.render("feedback.j2", repeated=state["stuck_reason"], **facts)
+    update: Update = {"verdict": "none"}
+    deps = runtime.context
+    if deps.config.reflection and last["number"] > 0:
+        found = _diagnose(state, deps, facts)
+        if found is not None:
+            reply, spent_usd = found
+            diagnosis = reply.text.split("```", 1)[0].strip()[:1500]
+            feedback += f"\n\nA diagnosis of why it failed:\n{diagnosis}\n"
+            # The call is part of the attempt it diagnoses: its tokens and cost count there.
+            counted = {
+                **last,
+                "prompt_tokens": last["prompt_tokens"] + reply.prompt_tokens,
+                "completion_tokens": last["completion_tokens"] + reply.completion_tokens,
+                "cost_usd": last["cost_usd"] + spent_usd,
+            }
+            update["attempts"] = [*state["attempts"][:-1], counted]
+            update["tokens_used"] = (
+                state["tokens_used"] + reply.prompt_tokens + reply.completion_tokens
+            )
+            update["cost_used"] = state["cost_used"] + spent_usd
+    update["feedback"] = feedback
+    return update
+
+
+def _diagnose(state: FixState, deps: Deps, facts: dict[str, Any]) -> tuple[Reply, float] | None:
+    """One extra model call and what it cost; None when it could overspend a budget."""
+    messages = [
+        {"role": "system", "content": prompts.render("system.j2", protected=deps.protected_globs)},
+        {"role": "user", "content": prompts.render("diagnose.j2", **facts)},
+    ]
+    for message in messages:
+        message["content"] = redact(message["content"], known=deps.known_secrets)
+    model = _model_for(deps, state["attempt"])
+    prompt = sum(estimate_tokens(m["content"]) for m in messages)
+    if state["tokens_used"] + prompt + MAX_REPLY_TOKENS > state["token_budget"]:
+        return None
+    if state["cost_budget"]:
+        price = cost.price_for(deps.config.prices, model.name)
+        if (
+            cost.dollars(price, prompt, MAX_REPLY_TOKENS)
+            > state["cost_budget"] - state["cost_used"]
+        ):
+            return None
+    reply = model.complete(messages)
+    price = cost.price_for(deps.config.prices, model.name, reply.model)
+    return reply, cost.dollars(price, reply.prompt_tokens, reply.completion_tokens)
 
 
 def verify(state: FixState, runtime: Runtime[Deps]) -> Update:

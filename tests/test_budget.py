@@ -67,12 +67,12 @@ def test_a_call_that_could_overspend_is_never_made(tmp_path: Path, run_fixbot: R
 def test_the_cap_stops_the_loop_before_it_is_exceeded(
     tmp_path: Path, run_fixbot: RunFixbot
 ) -> None:
-    cap = 0.02  # at $1 per million tokens, several calls fit, not ten
+    cap = 0.05  # at $10 per million tokens, a few calls fit, not ten
     config = (
         GATES_OFF
         + f"max_iterations: 10\nbudget: {{cost_usd: {cap}}}\n"
         + "stuck: {similarity: 1.0, stagnation_attempts: 50}\n"
-        + "prices:\n  scripted-model: {prompt: 1.0, completion: 1.0}\n"
+        + "prices:\n  scripted-model: {prompt: 10.0, completion: 10.0}\n"
     )
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
     with ScriptedOpenAI([wrong(n) for n in range(1, 11)]) as server:
@@ -104,3 +104,38 @@ def test_the_strong_model_takes_over_after_n_failures(
     assert run.code == 0, run.stderr
     assert [r["model"] for r in server.requests] == ["scripted-model", "strong-scripted"]
     assert [a["model"] for a in run.evidence["attempts"]] == ["scripted-model", "strong-scripted"]
+
+
+@BWRAP
+def test_reflection_adds_a_diagnosis_call_that_is_counted(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    config = (
+        GATES_OFF + "reflection: true\nprices:\n  scripted-model: {prompt: 1.0, completion: 1.0}\n"
+    )
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    diagnosis = "The mean divides by len(values) + 1; it must divide by len(values)."
+    with ScriptedOpenAI([wrong(1), diagnosis, GOOD]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert len(server.requests) == 3
+    assert "without any code or diff" in server.requests[1]["messages"][-1]["content"]
+    retry = server.requests[2]["messages"][-1]["content"]
+    assert "A diagnosis of why it failed" in retry and diagnosis in retry
+    evidence = run.evidence
+    per_call = [
+        sum(len(str(m["content"]).split()) for m in body["messages"]) for body in server.requests
+    ]
+    assert evidence["tokens"]["prompt"] == sum(per_call)  # the diagnosis call is counted
+    assert evidence["attempts"][0]["prompt_tokens"] == per_call[0] + per_call[1]
+
+
+@BWRAP
+def test_without_reflection_there_is_no_diagnosis_call(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": GATES_OFF})
+    with ScriptedOpenAI([wrong(1), GOOD]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0 and len(server.requests) == 2
+    assert "A diagnosis of why it failed" not in server.requests[1]["messages"][-1]["content"]
