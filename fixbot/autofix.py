@@ -1,23 +1,23 @@
 """Zero-token fixes: when the only failures are ruff's (lint or format), ruff's own safe fixes
 and formatting are tried before any model call.
 
-They run in the sandbox like any check, over a throwaway copy of the snapshot with the protected
-files read-only (and any change to one dropped); what they change becomes a canonical diff that
-is then checked, judged and verified like a model's. A pass is finalized with zero tokens; a
-partial fix is fed back to the model as the first attempt (number 0).
+They run in the sandbox like any check, over a throwaway copy of the snapshot (in a capped
+scratch folder, as an attempt's) with the protected files read-only, and any change to one is
+dropped; what they change becomes a canonical diff that is then checked, judged and verified
+like a model's. A pass is finalized with zero tokens; a partial fix is fed back to the model as
+the first attempt (number 0).
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
-import tempfile
 from pathlib import Path
 
 from fixbot.checks import CheckResult, failing_tests
 from fixbot.diff import FileChange, render_diff
 from fixbot.sandbox import Limits, Sandbox
-from fixbot.snapshot import Snapshot, fresh_copy, read_inside, repo_files
+from fixbot.sandbox.scratch import attempt_scratch
+from fixbot.snapshot import Snapshot, fresh_copy, read_inside, repo_files, tree_bytes
 
 RUFF_FIX = ["python", "-m", "ruff", "check", "--fix", "--exit-zero", "--no-cache", "."]
 RUFF_FORMAT = ["python", "-m", "ruff", "format", "--no-cache", "."]
@@ -45,8 +45,8 @@ def _is_ruff(test_id: str) -> bool:
 def ruff_diff(sandbox: Sandbox, snapshot: Snapshot, limits: Limits) -> str:
     """The canonical diff ruff's safe fixes and its formatter make to the snapshot, protected
     files left out; "" when they change nothing."""
-    scratch = Path(tempfile.mkdtemp(prefix="fixbot-autofix-"))
-    try:
+    with attempt_scratch(limits.disk_mb, extra_bytes=tree_bytes(snapshot)) as capped:
+        scratch = capped.path
         workspace = fresh_copy(snapshot, scratch / "repo")
         (scratch / "out").mkdir()
         for argv in (RUFF_FIX, RUFF_FORMAT):
@@ -66,5 +66,3 @@ def ruff_diff(sandbox: Sandbox, snapshot: Snapshot, limits: Limits) -> str:
             if before is not None and after is not None and before != after:
                 changes.append(FileChange(rel, before, after))
         return render_diff(changes) if changes else ""
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

@@ -117,46 +117,41 @@ def run_checks(
     types: bool,
     readonly: list[str],
     limits: Limits,
+    scratch: Path | None = None,
 ) -> CheckResult:
-    """Run the tests and the enabled gates over one workspace; every run a fresh sandbox."""
-    outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-"))
+    """Run the enabled gates, then the tests, over one workspace; every run a fresh sandbox.
+
+    The gates go first: ruff and mypy never run the repository's code, the tests do, and
+    nothing the tests leave in the workspace (a `mypy.py` written at run time) can then stand
+    in for a gate. The outputs folder is made in `scratch` (the attempt's capped folder)."""
+    outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
     try:
-        argv = command_argv(test_command)
-        run = sandbox.run(
-            argv,
-            workspace=workspace,
-            outputs=outputs,
-            lower=lower,
-            prepared=prepared,
-            readonly=readonly,
-            limits=limits,
-            env=TEST_ENV,
-        )
-        result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
+
+        def contained(argv: list[str], env: dict[str, str] | None = None) -> Completed:
+            return sandbox.run(
+                argv,
+                workspace=workspace,
+                outputs=outputs,
+                lower=lower,
+                prepared=prepared,
+                readonly=readonly,
+                limits=limits,
+                env=env,
+            )
+
+        findings: list[Finding] = []
+        commands: list[str] = []
         if lint:
-            lint_run = sandbox.run(
-                _RUFF,
-                workspace=workspace,
-                outputs=outputs,
-                lower=lower,
-                prepared=prepared,
-                readonly=readonly,
-                limits=limits,
-            )
-            result["findings"] += parse_ruff(lint_run.output)
-            result["commands"].append(shlex.join(_RUFF))
+            findings += parse_ruff(contained(_RUFF).output)
+            commands.append(shlex.join(_RUFF))
         if types:
-            type_run = sandbox.run(
-                _MYPY,
-                workspace=workspace,
-                outputs=outputs,
-                lower=lower,
-                prepared=prepared,
-                readonly=readonly,
-                limits=limits,
-            )
-            result["findings"] += parse_mypy(type_run.output)
-            result["commands"].append(shlex.join(_MYPY))
+            findings += parse_mypy(contained(_MYPY).output)
+            commands.append(shlex.join(_MYPY))
+        argv = command_argv(test_command)
+        run = contained(argv, dict(TEST_ENV))
+        result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
+        result["findings"] += findings
+        result["commands"] += commands
         return result
     finally:
         shutil.rmtree(outputs, ignore_errors=True)

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -254,6 +255,8 @@ def _prune(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         ):
             threads = prune_threads(saver, days * 86400, now)
             gone = lessons.prune(store, days * 86400, now)
+        for thread in threads:  # their older attempts' full results go with them
+            shutil.rmtree(root / STATE_DIR / "logs" / thread, ignore_errors=True)
     except FixbotError as exc:
         log.get().error("prune_failed", error=str(exc))
         return report.exit_code("error", report.error_kind(exc))

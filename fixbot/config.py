@@ -29,7 +29,8 @@ from fixbot.errors import ConfigError
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "conftest.py",
     "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py",
-    ".github/**", ".fixbot.yml",
+    ".github/**", ".fixbot.yml", "ruff.toml", "**/ruff.toml", ".ruff.toml", "**/.ruff.toml",
+    "mypy.ini", ".mypy.ini",
 )  # fmt: skip
 CONFIG_FILE = ".fixbot.yml"
 COMMAND_LINE = "command line"  # the `file` named in errors about overrides
@@ -82,6 +83,7 @@ class ResumeLimits:
     max_extra_iterations: int = _bounded(3, minimum=1, maximum=10)  # no one grants more
     extra_tokens: int = _bounded(100_000, minimum=1)
     extra_seconds: int = _bounded(900, minimum=1)
+    extra_cost_usd: float = _bounded(1.0, minimum=0)  # added to a money cap, where one is set
 
 
 @dataclass(frozen=True)

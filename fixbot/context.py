@@ -276,7 +276,7 @@ def _read(tree: Path, path: str, max_bytes: int) -> _Source | None:
         return None
     try:
         module: ast.Module | None = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         module = None
     return _Source(text, text.splitlines(), module)
 
@@ -456,7 +456,7 @@ def imported_modules(source: str) -> list[str]:
     """Dotted names a Python file imports (`from a.b import c` gives a.b and a.b.c)."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
     names: list[str] = []
     for node in ast.walk(tree):

@@ -34,3 +34,9 @@ def unpriced(config: Config, models: Iterable[str | None]) -> list[str]:
     if config.budget.cost_usd is None:
         return []
     return [m for m in models if m and price_for(config.prices, m) is None]
+
+
+def worst_prompt_tokens(text: str) -> int:
+    """At most how many tokens a prompt may count: code runs nearer 3 characters a token than
+    the 4 the local estimate assumes, so the money cap's check assumes 3."""
+    return len(text) // 3 + 1

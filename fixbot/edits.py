@@ -95,9 +95,9 @@ def parse_edits(reply: str, read: Reader) -> Patch | None:
     return Patch(changes=tuple(edited), diff=render_diff(edited))
 
 
-def _search_replace_blocks(text: str) -> list[tuple[str | None, str, str]]:
+def _search_replace_blocks(text: str) -> list[tuple[str | None, str, str | None]]:
     lines = text.split("\n")
-    blocks = []
+    blocks: list[tuple[str | None, str, str | None]] = []
     path: str | None = None
     i = 0
     while i < len(lines):
@@ -108,6 +108,9 @@ def _search_replace_blocks(text: str) -> list[tuple[str | None, str, str]]:
         if _SEARCH.match(line):
             search, i = _until(lines, i + 1, _DIVIDER)
             replace, i = _until(lines, i + 1, _REPLACE)
+            if i >= len(lines):  # no ======= or no >>>>>>> REPLACE: a cut-off reply
+                blocks.append((path, "", None))
+                break
             blocks.append((path, search, replace))
         i += 1
     return blocks
@@ -124,11 +127,17 @@ def _until(lines: list[str], start: int, end: re.Pattern[str]) -> tuple[str, int
 def _apply_search_replace(
     path: str | None,
     search: str,
-    replace: str,
+    replace: str | None,
     current: Callable[[str], str | None],
     changes: dict[str, str],
     problems: list[str],
 ) -> None:
+    if replace is None:
+        problems.append(
+            "a SEARCH/REPLACE block is not closed (no ======= or >>>>>>> REPLACE line): "
+            "the reply may have been cut off; send the whole block"
+        )
+        return
     if path is None:
         problems.append("a SEARCH/REPLACE block names no file: put its path on the line above")
         return
@@ -201,14 +210,14 @@ def _replace_definitions(content: str, body: str) -> str | None:
     try:
         new_tree = ast.parse(body)
         old_tree = ast.parse(content)
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     old_defs = _definitions(old_tree)
     new_defs = _definitions(new_tree)
     if not new_defs:
         return None
-    if set(old_defs) <= set(new_defs) and len(body.strip()) >= len(content.strip()) // 2:
-        return body  # the whole file
+    if set(old_defs) <= set(new_defs) and _statements(old_tree) <= _statements(new_tree):
+        return body  # the whole file: every definition and every other statement is there
     if any(not isinstance(node, _DEFINITION) for node in new_tree.body if not _is_import(node)):
         return None  # loose statements: not a set of definitions
     if not set(new_defs) <= set(old_defs):
@@ -254,6 +263,11 @@ def _import_point(tree: ast.Module) -> int:
 
 
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _statements(tree: ast.Module) -> set[str]:
+    """The module's top-level statements other than definitions (imports, constants, calls)."""
+    return {ast.dump(node) for node in tree.body if not isinstance(node, _DEFINITION)}
 
 
 def _is_import(node: ast.stmt) -> bool:

@@ -123,6 +123,12 @@ def resolve(state: FixState, answer: Answer, limits: ResumeLimits, now: float) -
         "verdict": "none",
         "max_iterations": state["attempt"] + extra,
         "token_budget": max(state["token_budget"], state["tokens_used"]) + limits.extra_tokens,
+        # A money cap grows by its capped amount too (no cap stays no cap).
+        "cost_budget": (
+            max(state["cost_budget"], state["cost_used"]) + limits.extra_cost_usd
+            if state["cost_budget"]
+            else 0.0
+        ),
         "deadline": now + limits.extra_seconds,
         "hint": hint,
         "feedback": prompts.render(

@@ -23,6 +23,12 @@ from langgraph.store.base import BaseStore
 
 CAP = 50
 SHOWN = 3
+MIN_SCORE = 0.25  # share of words two failures must have in common to count as alike
+# Words every failure has: sharing them says nothing.
+_COMMON = frozenset(
+    {"tests", "test", "py", "assert", "assertionerror", "error", "n", "self", "none", "true",
+     "false", "is", "not", "in", "and", "or", "where", "failed", "exit", "code"}
+)  # fmt: skip
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _PAGE = 100
@@ -115,7 +121,7 @@ def relevant(
         theirs = _words(lesson.failure)
         union = wanted | theirs
         score = len(wanted & theirs) / len(union) if union else 0.0
-        if score > 0:
+        if score >= MIN_SCORE:
             scored.append((score, lesson.created_at, lesson))
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return [lesson for _, _, lesson in scored[:limit]]
@@ -140,4 +146,5 @@ def prune(store: BaseStore, older_than: float, now: float | None = None) -> int:
 
 
 def _words(lines: Iterable[str]) -> set[str]:
-    return {word.lower() for line in lines for word in _WORD.findall(line)}
+    found = {word.lower() for line in lines for word in _WORD.findall(line)}
+    return found - _COMMON

@@ -6,6 +6,7 @@ through state, so checkpoints hold only data and never a secret.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -204,7 +205,7 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     if state["cost_budget"]:
         # The worst this call can cost (its prompt, estimated, and a reply of the most tokens
         # the client asks for) must fit what is left: never a call that could overspend.
-        prompt = sum(estimate_tokens(m["content"]) for m in messages)
+        prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
         worst = cost.dollars(price, prompt, MAX_REPLY_TOKENS)
         left = state["cost_budget"] - state["cost_used"]
         if worst > left:
@@ -240,6 +241,30 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         "tokens_used": state["tokens_used"] + spent,
         "cost_used": state["cost_used"] + spent_usd,
     }
+
+
+def shadowing(patch: diff.Patch, tree: Path) -> list[str]:
+    """Paths the patch adds at the repository's top level whose module name is importable
+    already (pytest, ruff, mypy, their dependencies, the standard library): the checks run
+    `python -m ...` in the workspace, where such a file would be imported instead."""
+    found = []
+    for change in patch.changes:
+        if change.new is None or os.path.lexists(tree / change.path):
+            continue
+        top = change.path.split("/")[0]
+        name = top.removesuffix(".py") if "/" not in change.path else top
+        if (top.endswith(".py") or "/" in change.path) and _importable(name):
+            found.append(change.path)
+    return found
+
+
+def _importable(name: str) -> bool:
+    if not name.isidentifier():
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _fit_jobs(jobs: Sequence[FailedJob], tokens: int) -> list[FailedJob]:
@@ -300,6 +325,11 @@ def _screen(
         if (is_protected(path, deps.protected_globs) and path not in allowed)
         or path == FIXBOT_DIR
         or path.startswith(FIXBOT_DIR + "/")
+    ]
+    problems += [
+        f"the diff adds {path}, which would stand in for the installed module of that name "
+        "(the test runner, a gate or the standard library) when the checks run; name it otherwise"
+        for path in shadowing(patch, deps.snapshot.tree)
     ]
     problems += [
         f"the diff adds a secret ({hit.kind}) to {change.path} line {hit.line}; "
@@ -416,7 +446,7 @@ def _diagnose(state: FixState, deps: Deps, facts: dict[str, Any]) -> tuple[Reply
     for message in messages:
         message["content"] = redact(message["content"], known=deps.known_secrets)
     model = _model_for(deps, state["attempt"])
-    prompt = sum(estimate_tokens(m["content"]) for m in messages)
+    prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
     if state["tokens_used"] + prompt + MAX_REPLY_TOKENS > state["token_budget"]:
         return None
     if state["cost_budget"]:

@@ -99,7 +99,7 @@ def _file_hits(
     yield from _comment_hits(change.new, added)
     try:
         module = ast.parse(change.new)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         yield from _fallback_hits(lines, added)
         return
     source = Source(change.path, change.new, module, added, is_test_path(change.path), literals)
@@ -269,7 +269,7 @@ def _test_function(tree: Path, test_id: str) -> ast.FunctionDef | ast.AsyncFunct
             continue
         try:
             module = ast.parse(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
         scope: ast.AST = module
         for cls in parts[cut:]:

@@ -4,9 +4,11 @@
 runs over a throwaway copy of the snapshot, never over a candidate's code, in the sandbox with
 the network and nothing else: a virtualenv at PREPARED (made first, seeing the toolchain's own
 packages) is the one place it may install into. The result is cached under the repository's
-`.fixbot/envs/`, keyed by the hash of the setup command, the sandbox and the dependency files
-(lockfiles, pyproject, requirements...): later attempts and later runs reuse it. Every check
-then mounts it read-only, with no network at all.
+`.fixbot/envs/`, keyed by the hash of the setup command, the sandbox, the Python and the
+dependency files (lockfiles, pyproject, requirements...): later attempts and later runs reuse
+it. Every check then mounts it read-only, with no network at all. The step runs with
+PYTHONSAFEPATH set, so `python -m venv` and `python -m pip` import the toolchain's modules, never
+a `venv.py` or `pip/` the repository carries.
 
 A cached environment is complete or absent: it is built under a temporary name and renamed
 into place; a lock keeps two runs from building the same one.
@@ -20,12 +22,14 @@ import json
 import os
 import shlex
 import shutil
+import sys
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from fixbot.errors import SetupFailed
 from fixbot.sandbox import PREPARED, Limits, Sandbox
-from fixbot.snapshot import Snapshot, fresh_copy, is_protected, repo_files
+from fixbot.snapshot import Snapshot, fresh_copy, is_protected, read_inside, repo_files
 
 ENVS = Path(".fixbot") / "envs"
 DONE = ".fixbot-prepared"
@@ -49,12 +53,28 @@ def dependency_files(snapshot: Snapshot) -> list[str]:
     return [rel for rel in repo_files(snapshot) if is_protected(rel, DEPENDENCY_FILES)]
 
 
+FORMAT = "fixbot-env-2"  # what a cached environment is; a new format never reuses an old one
+
+
 def cache_key(snapshot: Snapshot, setup_command: str, sandbox: Sandbox) -> str:
+    """The setup command, the sandbox, the Python that makes the virtualenv, and the contents
+    of the dependency files: an environment is reused only where all of them are the same."""
+    return _key(snapshot.tree, setup_command, sandbox.describe())
+
+
+@lru_cache(maxsize=16)
+def _key(tree: Path, setup_command: str, sandbox: str) -> str:
+    # Once per snapshot (its tree is this run's own folder): not a walk per attempt.
     digest = hashlib.sha256()
-    for part in (setup_command, sandbox.describe()):
+    for part in (FORMAT, setup_command, sandbox, sys.version, sys.executable):
         digest.update(part.encode() + b"\0")
-    for rel in dependency_files(snapshot):
-        digest.update(rel.encode() + b"\0" + (snapshot.tree / rel).read_bytes() + b"\0")
+    snapshot_files = sorted(
+        p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file() or p.is_symlink()
+    )
+    for rel in snapshot_files:
+        if is_protected(rel, DEPENDENCY_FILES):
+            text = read_inside(tree, rel)
+            digest.update(rel.encode() + b"\0" + (text or "").encode() + b"\0")
     return digest.hexdigest()[:32]
 
 
@@ -70,16 +90,28 @@ def prepared_environment(
         return None
     envs = snapshot.repo / ENVS
     envs.mkdir(parents=True, exist_ok=True)
-    final = envs / cache_key(snapshot, setup_command, sandbox)
-    if (final / DONE).is_file():
+    key = cache_key(snapshot, setup_command, sandbox)
+    final = envs / key
+    if _complete(final, key):
         return final
     with open(envs / f"{final.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (final / DONE).is_file():
+        if _complete(final, key):
             return final  # another run built it while this one waited
         shutil.rmtree(final, ignore_errors=True)
         _build(sandbox, snapshot, argv, limits, final)
     return final
+
+
+def _complete(env: Path, key: str) -> bool:
+    """A finished build of exactly this key (its record says so), never a bare marker."""
+    marker = env / DONE
+    if marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        return bool(json.loads(marker.read_text()).get("key") == key)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _build(
@@ -96,7 +128,7 @@ def _build(
                 raise SetupFailed(
                     f"the prepare step failed ({why}): {shlex.join(step)}\n{done.tail(1500)}"
                 )
-        record = {"setup": shlex.join(argv), "sandbox": sandbox.describe()}
+        record = {"key": final.name, "setup": shlex.join(argv), "sandbox": sandbox.describe()}
         (staging / DONE).write_text(json.dumps(record) + "\n")
         os.rename(staging, final)
     finally:

@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server's schemas)
 
 from fixbot.config import Config, load_config
+from fixbot.cost import unpriced
 from fixbot.errors import UsageError
 from fixbot.graph import build_graph, recursion_limit
 from fixbot.llm import OpenAIModel
@@ -56,6 +57,7 @@ class RunSettings:
     repo: str  # a git repository on the server's machine
     commit: str = ""  # a commit, branch or tag; default HEAD (a dirty tree is refused)
     model: str = ""  # default: $FIXBOT_MODEL, then `model` in .fixbot.yml
+    # Refused unless it is the server's own endpoint: the server's key goes where this points.
     base_url: str = ""  # default: $OPENAI_BASE_URL, then `base_url`, then api.openai.com
     max_iterations: int | None = None
     sandbox: Literal["auto", "docker", "bwrap"] | None = None
@@ -131,9 +133,13 @@ def run_loop(state: FixState, settings: RunSettings, environ: Mapping[str, str])
             manifest=snapshot.manifest,
             max_iterations=config.max_iterations,
             token_budget=config.budget.tokens,
+            cost_budget=config.budget.cost_usd or 0.0,
             deadline=time.time() + config.budget.wall_clock_seconds,
             hint=state.get("hint", ""),
         )
+        missing = unpriced(config, [model.name])
+        if missing:
+            raise UsageError(f"budget.cost_usd needs a price for {', '.join(missing)}")
         validate(start)
         # On a resume the subgraph ignores `start` and continues from its own checkpoint.
         iterations = config.max_iterations + config.resume.max_extra_iterations
@@ -148,9 +154,15 @@ def run_loop(state: FixState, settings: RunSettings, environ: Mapping[str, str])
 
 def overrides(settings: RunSettings, environ: Mapping[str, str]) -> dict[str, object]:
     """The run's settings over the server's defaults, as load_config overrides."""
+    own = environ.get("OPENAI_BASE_URL", "")
+    if settings.base_url and settings.base_url.rstrip("/") != own.rstrip("/"):
+        raise UsageError(
+            "a run cannot name its own base_url: the server's API key would go there; "
+            "set OPENAI_BASE_URL where the server runs"
+        )
     values: dict[str, Any] = {
         "model": settings.model or environ.get("FIXBOT_MODEL"),
-        "base_url": settings.base_url or environ.get("OPENAI_BASE_URL"),
+        "base_url": own,
         "max_iterations": settings.max_iterations,
         "sandbox.backend": settings.sandbox,
     }

@@ -206,6 +206,11 @@ def fork_fix(
                 "hint": hint or values["hint"],
                 "max_iterations": from_attempt + extra,
                 "token_budget": values["tokens_used"] + config.resume.extra_tokens,
+                "cost_budget": (
+                    values["cost_used"] + config.resume.extra_cost_usd
+                    if values["cost_budget"]
+                    else 0.0
+                ),
                 "deadline": clock() + config.resume.extra_seconds,
                 "strikes": 0,
                 "stuck_reason": "",
@@ -233,6 +238,9 @@ def fork_fix(
     )
 
 
+JUDGED = ("pass", "fail", "rejected")
+
+
 def _judged(graph: Any, thread: str, number: int) -> StateSnapshot:
     """The checkpoint right after attempt `number` of `thread` was judged."""
     found: StateSnapshot | None = None
@@ -241,17 +249,10 @@ def _judged(graph: Any, thread: str, number: int) -> StateSnapshot:
     for snapshot in graph.get_state_history(_run_config(thread, 1)):
         values = snapshot.values
         attempts = values.get("attempts", [])
-        last = max(last, len(attempts))
-        if (
-            len(attempts) == number
-            and values.get("current") is None
-            and values.get("verdict")
-            in (
-                "pass",
-                "fail",
-                "rejected",
-            )
-        ):
+        newest = attempts[-1]["number"] if attempts else 0
+        last = max(last, newest)
+        judged = values.get("current") is None and values.get("verdict") in JUDGED
+        if attempts and newest == number and judged:
             found = snapshot  # the history runs newest first: keep the earliest match
     if not last:
         raise UsageError(f"no run with attempts is recorded under thread {thread!r}")

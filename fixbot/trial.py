@@ -87,6 +87,7 @@ def _run_once(
                 types=config.gates.types,
                 readonly=list(snapshot.protected),
                 limits=limits,
+                scratch=scratch.path,
             )
         except BadTestCommand as exc:
             raise UsageError(str(exc)) from exc

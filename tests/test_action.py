@@ -968,11 +968,14 @@ def test_the_workflow_keeps_fixbots_state_between_runs() -> None:
     save = uses.index(next(u for u in uses if u.startswith("actions/cache/save@")))
     assert restore < uses.index("./") < save
     restored, saved = fix["steps"][restore], fix["steps"][save]
-    assert restored["with"]["path"] == saved["with"]["path"] == ".fixbot"
+    # Only the state: no prepared environment or log a fork built crosses runs this way.
+    assert restored["with"]["path"] == saved["with"]["path"] == ".fixbot/state.db*"
     assert restored["with"]["key"] == saved["with"]["key"]
     assert saved["with"]["key"].startswith(restored["with"]["restore-keys"])
     assert "github.run_id" in saved["with"]["key"]  # a new cache per run: caches are immutable
-    assert "github.event.issue.number" in fix["env"]["FIXBOT_STATE_KEY"]  # one chain per PR
+    key = fix["env"]["FIXBOT_STATE_KEY"]
+    assert "github.event.issue.number" in key  # one chain per PR
+    assert "head_repository.full_name" in key  # a fork's branch is not the base's branch
     assert saved["if"].startswith("always()")  # an escalation exits 1: its state is kept too
     [step] = [s for s in fix["steps"] if s.get("uses") == "./"]
     assert step["env"]["FIXBOT_DATABASE_URL"] == "${{ secrets.FIXBOT_DATABASE_URL }}"

@@ -139,3 +139,29 @@ def test_without_reflection_there_is_no_diagnosis_call(
         run = run_fixbot(repo, base_url=server.base_url)
     assert run.code == 0 and len(server.requests) == 2
     assert "A diagnosis of why it failed" not in server.requests[1]["messages"][-1]["content"]
+
+
+@BWRAP
+def test_an_answer_grows_the_money_cap_by_its_capped_amount(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    config = (
+        GATES_OFF
+        + "budget: {cost_usd: 1.0}\nresume: {extra_cost_usd: 20.0}\n"
+        + "prices:\n  scripted-model: {prompt: 1000, completion: 1000}\n"
+    )
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    with ScriptedOpenAI([GOOD]) as server:
+        first = run_fixbot(repo, base_url=server.base_url)
+        assert first.code == 1 and server.requests == []
+        thread = first.evidence["thread_id"]
+        answered = run_fixbot(
+            repo,
+            "--hint",
+            "divide by len",
+            base_url=server.base_url,
+            command="resume",
+            thread=thread,
+        )
+    assert answered.code == 0, answered.stderr
+    assert len(server.requests) == 1 and answered.evidence["status"] == "fixed"

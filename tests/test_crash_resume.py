@@ -77,6 +77,7 @@ def test_killed_during_the_second_model_call_resumes_without_redoing_work(
         assert first.returncode == -signal.SIGKILL
         assert nodes_run(first_err) == [
             "baseline",
+            "autofix",
             "generate",
             "apply",
             "check",
@@ -111,7 +112,17 @@ def test_killed_during_the_second_model_call_resumes_without_redoing_work(
     assert idle.requests == []
 
 
-BOUNDARIES = ["baseline", "generate", "apply", "check", "judge", "reflect", "verify", "minimize"]
+BOUNDARIES = [
+    "baseline",
+    "autofix",
+    "generate",
+    "apply",
+    "check",
+    "judge",
+    "reflect",
+    "verify",
+    "minimize",
+]
 
 
 def _driver(repo: Path, base_url: str, crash_after: str | None) -> subprocess.CompletedProcess[str]:

@@ -149,3 +149,20 @@ def test_a_search_replace_reply_is_fixed_and_evidenced_as_a_diff(
     assert run.evidence["status"] == "fixed"
     assert "+    return sum(values) / len(values)" in run.evidence["diff"]
     assert (run.out / "fix.diff").read_text() == run.evidence["diff"]
+
+
+def test_a_cut_off_search_replace_block_is_named_not_applied() -> None:
+    cut = "calc.py\n<<<<<<< SEARCH\n    return sum(values) / (len(values) + 1)\n=======\n"
+    with pytest.raises(DiffRejected, match="not closed"):
+        parse_edits(cut, read)
+
+
+def test_a_block_with_every_definition_but_not_the_imports_is_not_the_whole_file(
+    tmp_path: Path,
+) -> None:
+    defs_only = CALC.split("import math\n", 1)[1].replace("(len(values) + 1)", "len(values)")
+    patch = parse_edits(f"```python calc.py\n{defs_only}```\n", read)
+    assert patch is not None
+    after = applies(patch.diff, tmp_path)["calc.py"]
+    assert "import math" in after and '"""Small numeric helpers."""' in after  # kept
+    assert "return sum(values) / len(values)" in after

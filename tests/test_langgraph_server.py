@@ -89,7 +89,13 @@ def stop(server: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture
-def dev_server(tmp_path: Path) -> Iterator[DevServer]:
+def scripted() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI([wrong(1), wrong(2), GOOD]) as model:
+        yield model
+
+
+@pytest.fixture
+def dev_server(tmp_path: Path, scripted: ScriptedOpenAI) -> Iterator[DevServer]:
     assert not MISSING, f"{', '.join(MISSING)} missing: .ci/run installs the dev extras"
     workdir = tmp_path / "server"  # the dev server keeps its .langgraph_api/ here
     workdir.mkdir()
@@ -98,6 +104,7 @@ def dev_server(tmp_path: Path) -> Iterator[DevServer]:
     env = {
         **os.environ,
         "OPENAI_API_KEY": API_KEY,  # the server's own; no request carries it
+        "OPENAI_BASE_URL": scripted.base_url,  # and its own endpoint: no request names another
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGSMITH_TRACING": "false",
@@ -136,20 +143,28 @@ def dev_server(tmp_path: Path) -> Iterator[DevServer]:
 
 
 def test_served_graph_escalates_then_resumes_with_a_hint(
-    tmp_path: Path, dev_server: DevServer
+    tmp_path: Path, dev_server: DevServer, scripted: ScriptedOpenAI
 ) -> None:
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": "gates: {lint: false, types: false}\n"})
-    with (
-        get_sync_client(url=dev_server.url, timeout=300) as client,
-        ScriptedOpenAI([wrong(1), wrong(2), GOOD]) as model,
-    ):
+    model = scripted
+    with get_sync_client(url=dev_server.url, timeout=300) as client:
         context = {
             "repo": str(repo),
             "model": SCRIPTED_MODEL,
-            "base_url": model.base_url,
             "max_iterations": 2,
             "sandbox": "bwrap",
         }
+        # A run that names another endpoint is refused: the server's key would go there.
+        elsewhere = client.threads.create()["thread_id"]
+        refused = client.runs.wait(
+            elsewhere,
+            "fixbot",
+            input={"hint": ""},
+            context={**context, "base_url": "http://attacker.invalid/v1"},
+            raise_error=False,
+        )
+        assert refused["__error__"]["error"] == "UsageError", refused  # the server hides the text
+        assert model.requests == []
         thread = client.threads.create()["thread_id"]
 
         paused = client.runs.wait(thread, "fixbot", input={"hint": ""}, context=context)

@@ -215,3 +215,35 @@ def test_a_failing_setup_exits_3_without_a_model_call(
     assert "prepare step failed" in run.stderr
     assert "tools/missing.py" in run.stderr
     assert not os.listdir(repo / ENVS) or all(p.endswith(".lock") for p in os.listdir(repo / ENVS))
+
+
+def test_the_repository_cannot_stand_in_for_venv_or_pip(counter: Counter, tmp_path: Path) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed here; CI installs it")
+    poison = "from pathlib import Path\nPath('/fixbot-env/POISONED').write_text('x')\n"
+    repo = make_repo(tmp_path / "repo", {"venv.py": poison, "pip/__init__.py": poison})
+    (tmp_path / "work").mkdir()
+    snapshot = take_snapshot(repo, [], tmp_path / "work", "HEAD")
+    env = prepared_environment(
+        BwrapSandbox(), snapshot, "python -m pip --version", Limits(timeout_seconds=300)
+    )
+    assert env is not None
+    assert not (env / "POISONED").exists()
+    assert (env / "bin" / "python").exists()  # the real venv module made it
+
+
+def test_a_marker_without_its_key_is_not_a_cached_environment(
+    counter: Counter, tmp_path: Path
+) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed here; CI installs it")
+    sandbox = BwrapSandbox()
+    repo = _repo(tmp_path / "repo", counter.port)
+    (tmp_path / "work").mkdir()
+    snapshot = take_snapshot(repo, [], tmp_path / "work", "HEAD")
+    setup = f"python tools/setup_env.py {counter.port}"
+    planted = repo / ENVS / cache_key(snapshot, setup, sandbox)
+    planted.mkdir(parents=True)
+    (planted / ".fixbot-prepared").write_text("{}")  # a bare marker: someone else's folder
+    env = prepared_environment(sandbox, snapshot, setup, Limits(timeout_seconds=300))
+    assert env == planted and counter.count == 1  # rebuilt, not trusted

@@ -83,7 +83,7 @@ def test_a_run_reports_its_progress_on_stderr_only(tmp_path: Path, run_fixbot: R
     assert run.code == 0, run.stderr
     json.loads(run.stdout)  # stdout: the one summary object
     steps = [e for e in run.events if e.get("event") == "node"]
-    assert [e["node"] for e in steps][:3] == ["baseline", "generate", "apply"]
+    assert [e["node"] for e in steps][:4] == ["baseline", "autofix", "generate", "apply"]
     judged = [(e["attempt"], e["outcome"]) for e in steps if e["node"] == "judge"]
     assert judged == [(1, "fail"), (2, "pass")]
     assert all(isinstance(e["elapsed"], float) and e["tokens"] >= 0 for e in steps)

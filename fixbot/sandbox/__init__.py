@@ -31,6 +31,9 @@ from fixbot.proc import Completed
 WORKSPACE = "/workspace"
 OUTPUTS = "/fixbot-out"
 PREPARED = "/fixbot-env"  # the prepared environment (a virtualenv), read-only to candidates
+# The prepare step's own: `python -m pip` imports the toolchain's pip, never a `pip/` or
+# `venv.py` at the repository's root (the working folder is not put on sys.path).
+SETUP_ENV: Mapping[str, str] = {"PYTHONSAFEPATH": "1"}
 
 # The whole environment a candidate sees, apart from PATH, which the backend sets.
 BASE_ENV: Mapping[str, str] = {

@@ -30,6 +30,7 @@ from fixbot.sandbox import (
     DEFAULT_LIMITS,
     OUTPUTS,
     PREPARED,
+    SETUP_ENV,
     WORKSPACE,
     Limits,
     prepared_env,
@@ -216,7 +217,7 @@ class BwrapSandbox:
             if self.privileged:
                 give_to_nobody(outputs)
             plan = _Plan(workspace, outputs, workspace, (), env_dir, setup=True)
-            return self._run(argv, [], plan, limits, None)
+            return self._run(argv, [], plan, limits, SETUP_ENV)
         finally:
             shutil.rmtree(outputs, ignore_errors=True)
 

@@ -33,6 +33,7 @@ from fixbot.sandbox import (
     DEFAULT_LIMITS,
     OUTPUTS,
     PREPARED,
+    SETUP_ENV,
     WORKSPACE,
     Limits,
     prepared_env,
@@ -261,7 +262,7 @@ class DockerSandbox:
             if os.geteuid() == 0:
                 give_to_nobody(env_dir)
             plan = _Plan(workspace, outputs, None, (), env_dir, setup=True)
-            return self._run(argv, plan, limits, None)
+            return self._run(argv, plan, limits, SETUP_ENV)
         finally:
             shutil.rmtree(outputs, ignore_errors=True)
 
