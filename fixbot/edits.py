@@ -9,7 +9,8 @@ that applies, so when a reply has none, these shapes are accepted too:
     a whole definition          a fenced block naming an existing file (```python calc.py, or
                                 the path alone on the line before the fence) holding complete
                                 top-level functions or classes of that file: each replaces
-                                the definition of the same name
+                                the definition of the same name; a block that names no file
+                                counts when exactly one file defines all its definitions
     a whole file                the same, holding the whole file (it defines every top-level
                                 name the file defines)
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fixbot.diff import DiffRejected, FileChange, Patch, render_diff, repo_path
@@ -41,9 +42,11 @@ class _Block:
     body: str
 
 
-def parse_edits(reply: str, read: Reader) -> Patch | None:
+def parse_edits(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch | None:
     """The patch the reply's other-shaped edits make, None when it holds none of them;
-    DiffRejected naming each problem when it holds some that do not fit."""
+    DiffRejected naming each problem when it holds some that do not fit. `files` (the
+    repository's) lets a ```python block that names no file count when its definitions are
+    those of exactly one file."""
     text = reply.replace("\r\n", "\n")
     changes: dict[str, str] = {}
     originals: dict[str, str] = {}
@@ -63,10 +66,11 @@ def parse_edits(reply: str, read: Reader) -> Patch | None:
         _apply_search_replace(path, search, replace, current, changes, problems)
     if not found_any:
         for block in _fenced(text):
-            if block.path is None:
+            named = block.path or _owner(block.body, files, read)
+            if named is None:
                 continue
             try:
-                path = repo_path(block.path)
+                path = repo_path(named)
             except DiffRejected:
                 continue
             content = current(path)
@@ -93,6 +97,31 @@ def parse_edits(reply: str, read: Reader) -> Patch | None:
     if not edited:
         raise DiffRejected("the edits change nothing")
     return Patch(changes=tuple(edited), diff=render_diff(edited))
+
+
+def _owner(body: str, files: Sequence[str], read: Reader) -> str | None:
+    """The one Python file that defines every top-level function or class the block defines
+    (a block that names no file); None when none does, or more than one."""
+    try:
+        names = set(_definitions(ast.parse(body)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not names:
+        return None
+    owners = []
+    for path in files:
+        if not path.endswith(".py"):
+            continue
+        text = read(path)
+        if text is None or not all(f"def {n}" in text or f"class {n}" in text for n in names):
+            continue
+        try:
+            defined = set(_definitions(ast.parse(text)))
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if names <= defined:
+            owners.append(path)
+    return owners[0] if len(owners) == 1 else None
 
 
 def _search_replace_blocks(text: str) -> list[tuple[str | None, str, str | None]]:

@@ -308,7 +308,7 @@ def _screen(
         if text is not None:
             patch = diff.plan_patch(text, reader(deps.snapshot.tree))
         else:  # no diff: SEARCH/REPLACE blocks, or whole definitions or files, become one
-            found = edits.parse_edits(reply, reader(deps.snapshot.tree))
+            found = edits.parse_edits(reply, reader(deps.snapshot.tree), deps.files)
             if found is None:
                 return None, [
                     "the reply contains no ```diff block with a unified diff (nor SEARCH/REPLACE "

@@ -166,3 +166,13 @@ def test_a_block_with_every_definition_but_not_the_imports_is_not_the_whole_file
     after = applies(patch.diff, tmp_path)["calc.py"]
     assert "import math" in after and '"""Small numeric helpers."""' in after  # kept
     assert "return sum(values) / len(values)" in after
+
+
+def test_a_block_naming_no_file_counts_when_one_file_defines_it(tmp_path: Path) -> None:
+    fixed = "def mean(values: list[float]) -> float:\n    return sum(values) / len(values)\n"
+    patch = parse_edits(f"Here:\n```python\n{fixed}```\n", read, list(FILES))
+    assert patch is not None and patch.paths == ("calc.py",)
+    assert "return sum(values) / len(values)" in applies(patch.diff, tmp_path)["calc.py"]
+    both = {**FILES, "copy.py": CALC}  # two files define mean: no guess
+    assert parse_edits(f"```python\n{fixed}```\n", both.get, list(both)) is None
+    assert parse_edits(f"```python\n{fixed}```\n", read) is None  # no file list: no guess
