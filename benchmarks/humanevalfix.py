@@ -62,14 +62,21 @@ def make_corpus(
 
 
 def reply_shape(reply: str) -> str:
-    """What the model sent: a unified diff, another edit shape, or no edit at all."""
+    """What the model sent: a unified diff, SEARCH/REPLACE blocks, a fenced block of Python
+    definitions (naming its file or not), or no edit at all."""
     if extract_diff(reply) is not None:
         return "diff"
+    if "<<<<<<< SEARCH" in reply:
+        return "search/replace"
     try:
-        found = parse_edits(reply, lambda path: "" if path.endswith(".py") else None)
+        parse_edits(reply, lambda path: "" if path.endswith(".py") else None)
     except DiffRejected:
-        return "other edit"
-    return "no edit" if found is None else "other edit"
+        return "python block naming its file"
+    fence = "`" * 3
+    blocks = reply.split(fence)[1::2]
+    if any("def " in block or "class " in block for block in blocks):
+        return "python block naming no file"
+    return "no edit"
 
 
 def attempt_stats(out: Path) -> dict[str, Counter[str]]:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from tests.conftest import API_KEY, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, wrong
+from tests.test_fix import reply as reply_with
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install bubblewrap)"
@@ -171,3 +173,81 @@ def test_a_crash_at_each_node_boundary_then_rerun_gives_the_same_result(
     before = nodes_run(crashed.stderr)
     after = nodes_run(rerun.stderr)
     assert before[-1] == boundary and boundary not in after[:1]  # the finished node is not redone
+
+
+SLOW_WRONG = reply_with(
+    """--- a/calc.py
++++ b/calc.py
+@@ -10,3 +10,4 @@
+ def mean(values: list[float]) -> float:
+     \"\"\"The arithmetic mean of a non-empty list.\"\"\"
+-    return sum(values) / (len(values) + 1)
++    __import__("time").sleep(4)
++    return sum(values) / (len(values) + 2)
+"""
+)
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _sandboxed_pytest(owner: int) -> list[int]:
+    """The sandbox user's pytest processes that descend from `owner` (its check in flight)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            uid = os.stat(entry.path).st_uid
+            argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if uid != 65534 or b"pytest" not in argv:
+            continue
+        pid = int(entry.name)
+        while pid > 1 and pid != owner:
+            pid = _parent(pid)
+        if pid == owner:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pids: list[int]) -> list[int]:
+    return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+
+
+def test_killed_in_the_middle_of_a_sandbox_check_leaves_nothing_and_resumes(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": "gates: {lint: false, types: false}\n"})
+    with ScriptedOpenAI([SLOW_WRONG, GOOD]) as server:
+        first = fixbot(repo, server.base_url)
+        try:
+            deadline = time.monotonic() + 120
+            while not (server.requests and _sandboxed_pytest(first.pid)):
+                assert time.monotonic() < deadline, "the check never started"
+                assert first.poll() is None, first.communicate()
+                time.sleep(0.05)
+            time.sleep(1)  # well inside the 4 s the candidate's tests take
+            in_flight = _sandboxed_pytest(first.pid)
+        finally:
+            os.killpg(first.pid, signal.SIGKILL)
+            _, first_err = first.communicate(timeout=30)
+        assert "judge" not in nodes_run(first_err)  # the check was cut, never judged
+        deadline = time.monotonic() + 10
+        while _alive(in_flight) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert in_flight and _alive(in_flight) == []  # the sandbox died with its owner
+        second = fixbot(repo, server.base_url)
+        _, err = second.communicate(timeout=300)
+    assert second.returncode == 0, err
+    assert len(server.requests) == 2  # the recorded reply was not asked for again
+    assert nodes_run(err)[0] == "check"  # the cut check runs again, from its checkpoint
+    evidence = json.loads((repo / ".fixbot" / "out" / "evidence.json").read_text())
+    assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "pass"]
+    dead = f" fixbot-scratch-{first.pid}-"
+    assert not [m for m in Path("/proc/self/mountinfo").read_text().splitlines() if dead in m]
