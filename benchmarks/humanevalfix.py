@@ -102,6 +102,8 @@ def attempt_stats(out: Path) -> dict[str, Counter[str]]:
 def _reason(problem: str) -> str:
     for marker, label in (
         ("no ```diff block", "no diff or edit in the reply"),
+        ("change nothing", "the code sent back unchanged"),
+        ("changes nothing", "the code sent back unchanged"),
         ("does not match", "a hunk's lines are not in the file"),
         ("not found", "a hunk's lines are not in the file"),
         ("ambiguous", "a hunk matches more than one place"),
