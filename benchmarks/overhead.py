@@ -41,7 +41,11 @@ class InstantModel:
         self.seconds = 0.0
 
     def complete(
-        self, messages: Sequence[Mapping[str, str]], *, temperature: float | None = None
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        temperature: float | None = None,
+        deadline: float | None = None,
     ) -> Reply:
         start = time.perf_counter()
         self.calls += 1

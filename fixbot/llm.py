@@ -46,8 +46,15 @@ class Model(Protocol):
     name: str
 
     def complete(
-        self, messages: Sequence[Mapping[str, str]], *, temperature: float | None = None
-    ) -> Reply: ...
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        temperature: float | None = None,
+        deadline: float | None = None,
+    ) -> Reply:
+        """One reply; DeadlinePassed when `deadline` (epoch seconds) comes first, retries and
+        waits included: a hanging server cannot hold a run past its wall clock."""
+        ...
 
 
 MAX_REPLY_TOKENS = 2048  # a reply is a diagnosis and a diff; the most a call asks for
@@ -63,6 +70,10 @@ def backoff_delay(retry: int, *, backoff_seconds: float, retry_after: float | No
     if retry_after is not None:
         return min(retry_after, MAX_RETRY_AFTER_SECONDS)
     return min(backoff_seconds * 2.0**retry, MAX_BACKOFF_SECONDS)
+
+
+class DeadlinePassed(ModelUnreachable):
+    """The run's wall clock ran out while a model call (or its retries) was pending."""
 
 
 class OpenAIModel:
@@ -116,9 +127,13 @@ class OpenAIModel:
         self.close()
 
     def complete(
-        self, messages: Sequence[Mapping[str, str]], *, temperature: float | None = None
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        temperature: float | None = None,
+        deadline: float | None = None,
     ) -> Reply:
-        completion = self._create_with_retries(messages, temperature)
+        completion = self._create_with_retries(messages, temperature, deadline)
         # Without strict validation the SDK hands back whatever a lax server sent.
         if not isinstance(completion, ChatCompletion) or not completion.choices:
             raise ModelUnreachable(
@@ -133,17 +148,22 @@ class OpenAIModel:
         return Reply(text, model, estimate_tokens(prompt), estimate_tokens(text), estimated=True)
 
     def _create_with_retries(
-        self, messages: Sequence[Mapping[str, str]], temperature: float | None
+        self,
+        messages: Sequence[Mapping[str, str]],
+        temperature: float | None,
+        deadline: float | None,
     ) -> ChatCompletion:
         payload = cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages])
         attempts = self.max_retries + 1
         for attempt in range(attempts):
+            timeout = self._time_left(deadline)
             try:
                 return self._client.chat.completions.create(
                     model=self.name,
                     messages=payload,
                     temperature=openai.omit if temperature is None else temperature,
                     max_tokens=self.max_tokens,
+                    timeout=timeout,
                 )
             except openai.APIStatusError as err:
                 if not _is_retryable_status(err.status_code):
@@ -170,11 +190,25 @@ class OpenAIModel:
                     delay_seconds=delay,
                     error=self._describe(last_error),
                 )
+                if deadline is not None:
+                    delay = min(delay, self._time_left(deadline))
                 self._sleep(delay)
+        self._time_left(deadline)  # a last try cut by the deadline is the deadline's
         raise ModelUnreachable(
             f"model endpoint {self.base_url} failed after {attempts} attempt(s); "
             f"last error: {self._describe(last_error)}"
         )
+
+    def _time_left(self, deadline: float | None) -> float:
+        """Seconds this try may take: the per-call timeout, or less before the deadline."""
+        if deadline is None:
+            return self.timeout_seconds
+        left = deadline - time.time()
+        if left <= 0:
+            raise DeadlinePassed(
+                f"the run's wall-clock deadline passed while waiting for {self.base_url}"
+            )
+        return min(self.timeout_seconds, left)
 
     def _describe(self, err: openai.APIError) -> str:
         """One line about `err`, with the API key scrubbed in case a server echoed it."""

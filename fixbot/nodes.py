@@ -26,7 +26,7 @@ from fixbot.checks import COMPLETED, CheckResult, failing_tests, slim
 from fixbot.classify import classify
 from fixbot.config import Config
 from fixbot.errors import EnvironmentProblem
-from fixbot.llm import MAX_REPLY_TOKENS, Model, Reply, estimate_tokens
+from fixbot.llm import MAX_REPLY_TOKENS, DeadlinePassed, Model, Reply, estimate_tokens
 from fixbot.minimize import hunks, without
 from fixbot.runlog import FailedJob
 from fixbot.sandbox import Limits, Sandbox
@@ -214,7 +214,10 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
                 "reason": f"the next call could cost up to ${worst:.4f}; ${left:.4f} is left "
                 f"of ${state['cost_budget']:.4f}",
             }
-    reply = model.complete(messages)
+    try:
+        reply = model.complete(messages, deadline=state["deadline"])
+    except DeadlinePassed as exc:
+        return {"verdict": "over_budget", "reason": f"the wall clock: {exc}"}
     spent_usd = cost.dollars(
         cost.price_for(deps.config.prices, model.name, reply.model),
         reply.prompt_tokens,
@@ -456,7 +459,10 @@ def _diagnose(state: FixState, deps: Deps, facts: dict[str, Any]) -> tuple[Reply
             > state["cost_budget"] - state["cost_used"]
         ):
             return None
-    reply = model.complete(messages)
+    try:
+        reply = model.complete(messages, deadline=state["deadline"])
+    except DeadlinePassed:
+        return None  # no diagnosis; the router sees the deadline before the next call
     price = cost.price_for(deps.config.prices, model.name, reply.model)
     return reply, cost.dollars(price, reply.prompt_tokens, reply.completion_tokens)
 

@@ -165,3 +165,31 @@ def test_an_answer_grows_the_money_cap_by_its_capped_amount(
         )
     assert answered.code == 0, answered.stderr
     assert len(server.requests) == 1 and answered.evidence["status"] == "fixed"
+
+
+@BWRAP
+def test_the_wall_clock_ends_a_hanging_model_call_with_an_escalation(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def hang(body: dict[str, object]) -> str:
+        release.wait(60)
+        return GOOD
+
+    config = "gates: {lint: false, types: false}\nbudget: {wall_clock_seconds: 6}\n"
+    config += "verification: {baseline_runs: 1, final_runs: 1}\n"
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    start = time.monotonic()
+    with ScriptedOpenAI([hang, hang, hang, hang, hang]) as server:
+        try:
+            run = run_fixbot(repo, "--json", base_url=server.base_url)
+        finally:
+            release.set()
+    assert time.monotonic() - start < 30
+    assert run.code == 1, run.stderr
+    assert run.evidence["status"] == "escalated"
+    assert run.evidence["reason"].startswith("budget: the wall clock")

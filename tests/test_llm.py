@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fixbot.errors import EnvironmentProblem, ModelUnreachable
-from fixbot.llm import Model, OpenAIModel, Reply, backoff_delay
+from fixbot.llm import DeadlinePassed, Model, OpenAIModel, Reply, backoff_delay
 from tests.fake_openai import Fail, ScriptedOpenAI, ScriptEntry, unused_local_url
 
 SECRET = "sk-fixbot-test-DISTINCTIVE-7f3a9c"
@@ -196,3 +196,36 @@ def test_openai_model_satisfies_the_protocol() -> None:
     with model_at(unused_local_url()) as (model, _):
         typed: Model = model
         assert typed.name == "test-model"
+
+
+def test_a_hanging_server_cannot_hold_a_call_past_the_deadline() -> None:
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def hang(body: dict[str, Any]) -> str:
+        release.wait(30)
+        return "too late"
+
+    with ScriptedOpenAI([hang, hang, hang]) as server:
+        model = OpenAIModel(model="m", api_key="k", base_url=server.base_url, timeout_seconds=120)
+        start = time.monotonic()
+        try:
+            with pytest.raises(DeadlinePassed, match="deadline passed"):
+                model.complete([{"role": "user", "content": "hi"}], deadline=time.time() + 1.5)
+        finally:
+            release.set()
+            model.close()
+        assert time.monotonic() - start < 10  # not 120 s per try, not five tries
+
+
+def test_a_deadline_already_past_makes_no_request() -> None:
+    import time
+
+    with ScriptedOpenAI(["never"]) as server:
+        model = OpenAIModel(model="m", api_key="k", base_url=server.base_url)
+        with pytest.raises(DeadlinePassed):
+            model.complete([{"role": "user", "content": "hi"}], deadline=time.time() - 1)
+        model.close()
+        assert server.requests == []
