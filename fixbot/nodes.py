@@ -198,31 +198,10 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     for previous in state["attempts"][-1:]:
         messages.append({"role": "assistant", "content": previous["reply"]})
         messages.append({"role": "user", "content": state["feedback"]})
-    for message in messages:
-        message["content"] = redact(message["content"], known=deps.known_secrets)
-    model = _model_for(deps, state["attempt"])
-    price = cost.price_for(deps.config.prices, model.name)
-    if state["cost_budget"]:
-        # The worst this call can cost (its prompt, estimated, and a reply of the most tokens
-        # the client asks for) must fit what is left: never a call that could overspend.
-        prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
-        worst = cost.dollars(price, prompt, MAX_REPLY_TOKENS)
-        left = state["cost_budget"] - state["cost_used"]
-        if worst > left:
-            return {
-                "verdict": "over_budget",
-                "reason": f"the next call could cost up to ${worst:.4f}; ${left:.4f} is left "
-                f"of ${state['cost_budget']:.4f}",
-            }
-    try:
-        reply = model.complete(messages, deadline=state["deadline"])
-    except DeadlinePassed as exc:
-        return {"verdict": "over_budget", "reason": f"the wall clock: {exc}"}
-    spent_usd = cost.dollars(
-        cost.price_for(deps.config.prices, model.name, reply.model),
-        reply.prompt_tokens,
-        reply.completion_tokens,
-    )
+    asked = _ask(state, deps, _model_for(deps, state["attempt"]), messages)
+    if isinstance(asked, str):
+        return {"verdict": "over_budget", "reason": asked}
+    reply, spent_usd = asked
     number = state["attempt"] + 1
     current = Attempt(
         number=number,
@@ -446,23 +425,37 @@ def _diagnose(state: FixState, deps: Deps, facts: dict[str, Any]) -> tuple[Reply
         {"role": "system", "content": prompts.render("system.j2", protected=deps.protected_globs)},
         {"role": "user", "content": prompts.render("diagnose.j2", **facts)},
     ]
-    for message in messages:
-        message["content"] = redact(message["content"], known=deps.known_secrets)
-    model = _model_for(deps, state["attempt"])
     prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
     if state["tokens_used"] + prompt + MAX_REPLY_TOKENS > state["token_budget"]:
         return None
+    asked = _ask(state, deps, _model_for(deps, state["attempt"]), messages)
+    # A refusal means no diagnosis; the router sees the budget or deadline before the next call.
+    return None if isinstance(asked, str) else asked
+
+
+def _ask(
+    state: FixState, deps: Deps, model: Model, messages: list[dict[str, str]]
+) -> tuple[Reply, float] | str:
+    """One model call (secrets redacted, bounded by the deadline) and what it cost in dollars;
+    or, instead of a call that could overspend the money cap or outlive the deadline, why not."""
+    for message in messages:
+        message["content"] = redact(message["content"], known=deps.known_secrets)
     if state["cost_budget"]:
+        # The worst this call can cost (its prompt, counted generously, and a reply of the most
+        # tokens the client asks for) must fit what is left: never a call that could overspend.
+        prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
         price = cost.price_for(deps.config.prices, model.name)
-        if (
-            cost.dollars(price, prompt, MAX_REPLY_TOKENS)
-            > state["cost_budget"] - state["cost_used"]
-        ):
-            return None
+        worst = cost.dollars(price, prompt, MAX_REPLY_TOKENS)
+        left = state["cost_budget"] - state["cost_used"]
+        if worst > left:
+            return (
+                f"the next call could cost up to ${worst:.4f}; ${left:.4f} is left "
+                f"of ${state['cost_budget']:.4f}"
+            )
     try:
         reply = model.complete(messages, deadline=state["deadline"])
-    except DeadlinePassed:
-        return None  # no diagnosis; the router sees the deadline before the next call
+    except DeadlinePassed as exc:
+        return f"the wall clock: {exc}"
     price = cost.price_for(deps.config.prices, model.name, reply.model)
     return reply, cost.dollars(price, reply.prompt_tokens, reply.completion_tokens)
 
