@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,24 +42,44 @@ verification:
 gates:
   lint: false
   types: false
+# a small model on 2 CPU cores takes up to ~150 s for the longest reply it may write (2,048
+# tokens): a shorter per-call timeout retries while the server is still busy with the first
+request_timeout_seconds: 300
 """
 
 
 def make_corpus(
-    data: Path, corpus: Path, limit: int, fixbot_defaults: bool, reflection: bool = False
+    data: Path,
+    corpus: Path,
+    limit: int,
+    fixbot_defaults: bool,
+    reflection: bool = False,
+    parallel: int = 1,
+    start: int = 0,
 ) -> int:
     """HumanEvalFix's repositories under `corpus`, one bench entry each; how many."""
     command = [sys.executable, str(data / "make_repos.py")]
     command += [str(data / "humanevalpack_python.jsonl"), str(corpus)]
     if limit:
-        command += ["--limit", str(limit)]
+        command += ["--limit", str(start + limit)]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    entries = sorted(p for p in corpus.iterdir() if (p / ".fixbot.yml").is_file())
-    for entry in entries:
+    entries = sorted(
+        (p for p in corpus.iterdir() if (p / ".fixbot.yml").is_file()), key=_task_number
+    )
+    for entry in entries[:start]:
+        shutil.rmtree(entry)
+    for entry in entries[start:]:
         with (entry / ".fixbot.yml").open("a", encoding="utf-8") as config:
             config.write("" if fixbot_defaults else MEASURED)
             config.write("reflection: true\n" if reflection else "")
-    return len(entries)
+            config.write(f"parallel: {{candidates: {parallel}}}\n" if parallel > 1 else "")
+    return len(entries) - start
+
+
+def _task_number(entry: Path) -> tuple[int, str]:
+    """Python_10 after Python_9."""
+    number = entry.name.rpartition("_")[2]
+    return (int(number), entry.name) if number.isdigit() else (-1, entry.name)
 
 
 def reply_shape(reply: str) -> str:
@@ -120,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="model name, e.g. fixbot-local")
     parser.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint")
-    parser.add_argument("--limit", type=int, default=0, help="the first N tasks (default: all)")
+    parser.add_argument("--limit", type=int, default=0, help="N tasks (default: all)")
+    parser.add_argument("--start", type=int, default=0, help="skip the first S tasks")
     parser.add_argument("--max-iterations", type=int, help="attempts per task (default: config)")
     parser.add_argument("--sandbox", choices=["auto", "docker", "bwrap"], default="auto")
     parser.add_argument("--out", type=Path, help="keep each entry's outputs under OUT/ENTRY/")
@@ -133,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reflection", action="store_true", help="a diagnosis call before each retry"
     )
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="candidates at once after the first failure"
+    )
     args = parser.parse_args(argv)
     if not (args.data / "make_repos.py").is_file():
         parser.error(f"no make_repos.py in {args.data}")
@@ -141,7 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="humanevalfix-") as scratch:
         corpus = args.corpus or Path(scratch) / "corpus"
         count = make_corpus(
-            args.data, corpus, args.limit, args.fixbot_defaults, reflection=args.reflection
+            args.data,
+            corpus,
+            args.limit,
+            args.fixbot_defaults,
+            reflection=args.reflection,
+            parallel=args.parallel,
+            start=args.start,
         )
         print(f"humanevalfix: {count} entries in {corpus}", file=sys.stderr)
         bench = ["bench", str(corpus), "--model", args.model, "--base-url", args.base_url]

@@ -435,7 +435,10 @@ def _clients(
         checkpointer_for(root / STATE_DIR, database_url) as checkpointer,
         store_for(root / STATE_DIR, database_url) as store,
         OpenAIModel(
-            model=config.model, api_key=env.get("OPENAI_API_KEY"), base_url=config.base_url
+            model=config.model,
+            api_key=env.get("OPENAI_API_KEY"),
+            base_url=config.base_url,
+            timeout_seconds=config.request_timeout_seconds,
         ) as model,
         ExitStack() as optional,
     ):
@@ -446,6 +449,7 @@ def _clients(
                     model=config.strong_model,
                     api_key=env.get("OPENAI_API_KEY"),
                     base_url=config.base_url,
+                    timeout_seconds=config.request_timeout_seconds,
                 )
             )
         yield {

@@ -93,6 +93,14 @@ class Stuck:
 
 
 @dataclass(frozen=True)
+class Parallel:
+    candidates: int = _bounded(1, minimum=1, maximum=8)  # at once after the first failure
+    temperatures: tuple[float, ...] = field(
+        default=(0.2, 0.7, 1.0), metadata={"items": {"minimum": 0, "maximum": 2}, "minItems": 1}
+    )  # candidate i asks at temperatures[i % len]
+
+
+@dataclass(frozen=True)
 class Config:
     test_command: str = field(default="python -m pytest", metadata={"shell_words": True})
     setup_command: str | None = None
@@ -104,6 +112,7 @@ class Config:
     strong_after: int = _bounded(2, minimum=1, maximum=50)  # failed attempts before it
     prices: dict[str, Price] = field(default_factory=dict)  # model -> USD per million tokens
     base_url: str | None = None
+    request_timeout_seconds: int = _bounded(120, minimum=1, maximum=3600)  # one try of a call
     sandbox: SandboxSettings = SandboxSettings()
     budget: Budget = Budget()
     policy: Literal["strict", "lenient", "off"] = "strict"
@@ -114,6 +123,7 @@ class Config:
     retention_days: int = _bounded(30, minimum=1, maximum=3650)  # `fixbot prune` default age
     prompt_budget_tokens: int = _bounded(8000, minimum=1000, maximum=200_000)  # task prompt
     reflection: bool = False  # a separate diagnosis call before each retry (measured: README)
+    parallel: Parallel = Parallel()  # K candidates at once after the first failed attempt
     source: str | None = field(default=None, metadata={"internal": True})
 
     def to_dict(self) -> dict[str, object]:
@@ -121,6 +131,7 @@ class Config:
         data = asdict(self)
         del data["source"]
         data["protected_paths"] = list(self.protected_paths)
+        data["parallel"]["temperatures"] = list(self.parallel.temperatures)
         return data
 
 
@@ -243,18 +254,36 @@ def _coerce(hint: Any, value: object, rules: Mapping[str, Any]) -> object:
         if isinstance(value, str) and value in args:
             return value
         raise ValueError(f"must be one of {', '.join(map(repr, args))}, got {value!r}")
-    if origin is tuple:  # tuple[str, ...], written as a YAML list
+    if origin is tuple:  # tuple[str, ...] or tuple[float, ...], written as a YAML list
+        return _coerce_list(args[0], value, rules)
+    scalar = _scalar(hint, value)
+    _check_bounds(scalar, rules)
+    if rules.get("shell_words"):
+        _check_shell_words(str(scalar))
+    return scalar
+
+
+def _coerce_list(item_type: type, value: object, rules: Mapping[str, Any]) -> tuple[Any, ...]:
+    if item_type is str:
         if not isinstance(value, list):
             raise ValueError(f"expected a list of strings, got {_kind(value)}")
         for number, item in enumerate(value, 1):
             if not isinstance(item, str) or not item:
                 raise ValueError(f"item {number} must be a non-empty string, got {item!r}")
         return tuple(value)
-    scalar = _scalar(hint, value)
-    _check_bounds(scalar, rules)
-    if rules.get("shell_words"):
-        _check_shell_words(str(scalar))
-    return scalar
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of numbers, got {_kind(value)}")
+    if len(value) < rules.get("minItems", 0):
+        raise ValueError(f"needs at least {rules['minItems']} item(s), got {len(value)}")
+    items = []
+    for number, item in enumerate(value, 1):
+        try:
+            scalar = _scalar(item_type, item)
+            _check_bounds(scalar, rules.get("items", {}))
+        except ValueError as exc:
+            raise ValueError(f"item {number}: {exc}") from None
+        items.append(scalar)
+    return tuple(items)
 
 
 def _check_shell_words(command: str) -> None:

@@ -8,6 +8,8 @@ generate --(the call could overspend the money cap)--> escalate
 apply --(rejected)--> judge
 judge --(pass)--> verify --(pass)--> minimize -> finalize -> END
 judge --(fail, budget left)--> reflect -> generate
+                                   +--(parallel: K slots)--> candidate x K (Send) -> pick
+pick --(the first pass)--> verify; otherwise it routes like judge
 judge --(attempts or budget spent, or stuck)--> escalate -> await_human --(answer)--> ...
 verify --(fails on a clean copy)--> escalate
 """
@@ -22,8 +24,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
+from langgraph.types import Send
 
-from fixbot import escalation, nodes
+from fixbot import candidates, escalation, nodes
 from fixbot.nodes import Deps
 from fixbot.state import FixState, StateError
 
@@ -51,6 +54,18 @@ def route(state: FixState, now: float) -> Route:
 def after_generate(state: FixState) -> Literal["apply", "escalate"]:
     """generate refuses a call that could overspend the money cap: that escalates."""
     return "escalate" if state["verdict"] == "over_budget" else "apply"
+
+
+def after_reflect(state: FixState) -> Literal["generate"] | list[Send]:
+    """One attempt at a time, or a round of `slots` candidates at once, one Send per slot."""
+    if state["slots"] < 2:
+        return "generate"
+    return [Send("candidate", {**state, "slot": slot}) for slot in range(state["slots"])]
+
+
+def after_pick(state: FixState, now: float) -> Route:
+    """A round whose every call was refused (deadline, budget) escalates; else as after judge."""
+    return "escalate" if state["verdict"] == "over_budget" else route(state, now)
 
 
 def after_baseline(state: FixState) -> Literal["autofix", "escalate", "__end__"]:
@@ -96,6 +111,8 @@ def build_graph(
     graph.add_node("check", nodes.check)
     graph.add_node("judge", nodes.judge)
     graph.add_node("reflect", nodes.reflect)
+    graph.add_node("candidate", candidates.candidate)
+    graph.add_node("pick", candidates.pick)
     graph.add_node("verify", nodes.verify)
     graph.add_node("minimize", nodes.minimize)
     graph.add_node("finalize", nodes.finalize)
@@ -108,7 +125,9 @@ def build_graph(
     graph.add_conditional_edges("apply", after_apply)
     graph.add_edge("check", "judge")
     graph.add_conditional_edges("judge", lambda state: route(state, clock()))
-    graph.add_edge("reflect", "generate")
+    graph.add_conditional_edges("reflect", after_reflect, ["generate", "candidate"])
+    graph.add_edge("candidate", "pick")
+    graph.add_conditional_edges("pick", lambda state: after_pick(state, clock()))
     graph.add_conditional_edges("verify", after_verify)
     graph.add_edge("minimize", "finalize")
     graph.add_edge("finalize", END)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from fixbot import context, cost, diff, edits, history, lessons, policy, prompts, verdict
 from fixbot.autofix import MODEL as AUTOFIX_MODEL
@@ -32,7 +33,7 @@ from fixbot.runlog import FailedJob
 from fixbot.sandbox import Limits, Sandbox
 from fixbot.secrets import added_secrets, redact
 from fixbot.snapshot import Snapshot, is_protected, repo_files, unprotect
-from fixbot.state import REPLY_CAP, Attempt, FixState
+from fixbot.state import REPLY_CAP, Attempt, FixState, Verdict
 from fixbot.stuck import strike
 from fixbot.trial import limits_for, reader, run_trial
 
@@ -62,7 +63,7 @@ class Deps:
         return list(self.config.protected_paths)
 
 
-def _run_checks(
+def checks_over(
     deps: Deps, patch_text: str, *, snapshot: Snapshot | None = None, allowed: Sequence[str] = ()
 ) -> tuple[CheckResult, list[str]]:
     snapshot = unprotect(snapshot or deps.snapshot, allowed)
@@ -72,19 +73,19 @@ def _run_checks(
 def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Run the untouched snapshot, reproduce its failure, and classify it; no model call."""
     deps = runtime.context
-    first = _complete_baseline(deps, _run_checks(deps, "")[0])
+    first = _complete_baseline(deps, checks_over(deps, "")[0])
     update: Update = {"baseline": first, "network_probe": _network_probe(deps)}
     if not failing_tests(first):
         return {**update, "status": "already_passing", "reason": "no failing tests"}
     runs = [first]
     for _ in range(deps.config.verification.baseline_runs - 1):
-        runs.append(_complete_baseline(deps, _run_checks(deps, "")[0]))
+        runs.append(_complete_baseline(deps, checks_over(deps, "")[0]))
     found = classify(runs, deps.files)
     update.update(classification=found.kind, flaky_tests=list(found.flaky_tests))
     if found.kind != "code":
         update["reason"] = found.reason
     if deps.base_snapshot is not None:
-        base, _ = _run_checks(deps, "", snapshot=deps.base_snapshot)
+        base, _ = checks_over(deps, "", snapshot=deps.base_snapshot)
         if set(failing_tests(first)) & set(failing_tests(base)):
             update["labels"] = ["pre-existing"]
     return update
@@ -150,6 +151,8 @@ def autofix(state: FixState, runtime: Runtime[Deps]) -> Update:
     current = Attempt(
         number=0,
         model=AUTOFIX_MODEL,
+        temperature=None,
+        round_size=1,
         reply="ruff's safe fixes and its formatter, before any model call",
         prompt_tokens=0,
         completion_tokens=0,
@@ -164,12 +167,29 @@ def autofix(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     deps = runtime.context
+    asked = ask(state, deps, model_for(deps, state["attempt"]), messages_for(state, runtime))
+    if isinstance(asked, str):
+        return {"verdict": "over_budget", "reason": asked}
+    reply, spent_usd = asked
+    current = new_attempt(state["attempt"] + 1, reply, spent_usd)
+    return {
+        "attempt": current["number"],
+        "current": current,
+        "verdict": "none",
+        "tokens_used": state["tokens_used"] + reply.prompt_tokens + reply.completion_tokens,
+        "cost_used": state["cost_used"] + spent_usd,
+    }
+
+
+def messages_for(state: FixState, runtime: Runtime[Deps]) -> list[dict[str, str]]:
+    """The conversation for the next attempt: the task, then the last attempt and its feedback."""
+    deps = runtime.context
     assert state["baseline"] is not None
     budget = deps.config.prompt_budget_tokens
     # The CI log tails, lessons and hint share the task prompt's budget: the log tails get at
     # most a quarter of it (their ends kept), the repository's context what the three leave.
     jobs = _fit_jobs(state["ci_jobs"], budget // 4)
-    found = _lessons_for(runtime, state["baseline"])
+    found = _lessons_for(runtime.store, deps, state["baseline"])
     around = "".join(
         [state["hint"], *(j["log_tail"] + "".join(j["failed_steps"]) for j in jobs)]
         + [lesson.fix + "".join(lesson.failure) for lesson in found]
@@ -198,14 +218,18 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     for previous in state["attempts"][-1:]:
         messages.append({"role": "assistant", "content": previous["reply"]})
         messages.append({"role": "user", "content": state["feedback"]})
-    asked = _ask(state, deps, _model_for(deps, state["attempt"]), messages)
-    if isinstance(asked, str):
-        return {"verdict": "over_budget", "reason": asked}
-    reply, spent_usd = asked
-    number = state["attempt"] + 1
-    current = Attempt(
+    return messages
+
+
+def new_attempt(
+    number: int, reply: Reply, spent_usd: float, temperature: float | None = None
+) -> Attempt:
+    """A model's reply as the attempt in flight: nothing applied or run yet."""
+    return Attempt(
         number=number,
         model=reply.model,
+        temperature=temperature,
+        round_size=1,
         reply=reply.text[:REPLY_CAP],
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
@@ -215,14 +239,6 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         problems=[],
         check=None,
     )
-    spent = reply.prompt_tokens + reply.completion_tokens
-    return {
-        "attempt": number,
-        "current": current,
-        "verdict": "none",
-        "tokens_used": state["tokens_used"] + spent,
-        "cost_used": state["cost_used"] + spent_usd,
-    }
 
 
 def shadowing(patch: diff.Patch, tree: Path) -> list[str]:
@@ -256,7 +272,7 @@ def _fit_jobs(jobs: Sequence[FailedJob], tokens: int) -> list[FailedJob]:
     return [{**job, "log_tail": job["log_tail"][-share:] if share else ""} for job in jobs]
 
 
-def _model_for(deps: Deps, attempts_so_far: int) -> Model:
+def model_for(deps: Deps, attempts_so_far: int) -> Model:
     """The model, or the strong one once `strong_after` attempts have failed."""
     if deps.strong_model is not None and attempts_so_far >= deps.config.strong_after:
         return deps.strong_model
@@ -267,7 +283,7 @@ def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Pure diff work: extract, locate, screen; nothing runs here."""
     current = state["current"]
     assert current is not None and state["baseline"] is not None
-    patch, problems = _screen(
+    patch, problems = screen(
         current["reply"],
         runtime.context,
         failing_tests(state["baseline"]),
@@ -281,7 +297,7 @@ def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
     }
 
 
-def _screen(
+def screen(
     reply: str, deps: Deps, failing: list[str], allowed: Sequence[str]
 ) -> tuple[diff.Patch | None, list[str]]:
     """The candidate patch in a reply, and every reason to refuse it before it runs."""
@@ -328,7 +344,7 @@ def _screen(
 def check(state: FixState, runtime: Runtime[Deps]) -> Update:
     current = state["current"]
     assert current is not None
-    result, tampered = _run_checks(
+    result, tampered = checks_over(
         runtime.context, current["diff"], allowed=state["allowed_protected"]
     )
     problems = [f"protected file {path} was modified while the checks ran" for path in tampered]
@@ -339,29 +355,37 @@ def judge(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Decide the attempt in flight by the pass definition, record it, and note a repeat."""
     current = state["current"]
     assert current is not None and state["baseline"] is not None
+    return {"current": None, **record(state, runtime.context, [decide(state["baseline"], current)])}
+
+
+def decide(baseline: CheckResult, current: Attempt) -> Attempt:
+    """The attempt with its verdict: pass, fail (it ran and is not a pass) or rejected."""
     problems = list(current["problems"])
     if current["check"] is not None:
-        problems += verdict.problems(state["baseline"], current["check"])
-        outcome = "pass" if not problems else "fail"
+        problems += verdict.problems(baseline, current["check"])
+        outcome: Verdict = "pass" if not problems else "fail"
     else:
         outcome = "rejected"
-    record = Attempt(**{**current, "problems": problems, "verdict": outcome})  # type: ignore[typeddict-item]
+    return {**current, "problems": problems, "verdict": outcome}
+
+
+def record(state: FixState, deps: Deps, decided: Sequence[Attempt]) -> Update:
+    """Append decided attempts (the last one's verdict routes) and note a repeat or stagnation."""
     # Only the newest attempt keeps its full check in the state; the older ones are slimmed,
     # their full results on disk (checkpoints store the whole state at every step).
-    older = [_slimmed(runtime.context, state["thread_id"], a) for a in state["attempts"]]
-    attempts = [*older, record]
-    settings = runtime.context.config.stuck
+    *before, last = [*state["attempts"], *decided]
+    attempts = [*(_slimmed(deps, state["thread_id"], a) for a in before), last]
+    settings = deps.config.stuck
     why = (
         ""
-        if outcome == "pass"
+        if last["verdict"] == "pass"
         else strike(attempts, settings.similarity, settings.stagnation_attempts)
     )
     strikes = (state["strikes"] + 1) if why else 0
     if why == "the model said it cannot fix this":
         strikes = max(strikes, 2)
     return {
-        "verdict": outcome,
-        "current": None,
+        "verdict": last["verdict"],
         "attempts": attempts,
         "strikes": strikes,
         "stuck_reason": why,
@@ -416,7 +440,31 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
             )
             update["cost_used"] = state["cost_used"] + spent_usd
     update["feedback"] = feedback
+    update["slots"] = round_size(FixState(**{**state, **update}), runtime)  # type: ignore[typeddict-item]
     return update
+
+
+def round_size(state: FixState, runtime: Runtime[Deps]) -> int:
+    """How many candidates the next round asks for at once: `parallel.candidates`, fewer when
+    the attempts left or the budgets left cannot pay for that many worst cases (a prompt counted
+    generously and the longest reply), and 1 (one at a time) when not even two fit."""
+    deps = runtime.context
+    wanted = min(deps.config.parallel.candidates, state["max_iterations"] - state["attempt"])
+    if wanted < 2:
+        return 1
+    prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages_for(state, runtime))
+    tokens, dollars, fits = state["tokens_used"], state["cost_used"], 0
+    for slot in range(wanted):
+        model = model_for(deps, state["attempt"] + slot)
+        tokens += prompt + MAX_REPLY_TOKENS
+        price = cost.price_for(deps.config.prices, model.name)
+        dollars += cost.dollars(price, prompt, MAX_REPLY_TOKENS)
+        if tokens > state["token_budget"] or (
+            state["cost_budget"] and dollars > state["cost_budget"]
+        ):
+            break
+        fits += 1
+    return fits if fits >= 2 else 1
 
 
 def _diagnose(state: FixState, deps: Deps, facts: dict[str, Any]) -> tuple[Reply, float] | None:
@@ -428,13 +476,17 @@ def _diagnose(state: FixState, deps: Deps, facts: dict[str, Any]) -> tuple[Reply
     prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
     if state["tokens_used"] + prompt + MAX_REPLY_TOKENS > state["token_budget"]:
         return None
-    asked = _ask(state, deps, _model_for(deps, state["attempt"]), messages)
+    asked = ask(state, deps, model_for(deps, state["attempt"]), messages)
     # A refusal means no diagnosis; the router sees the budget or deadline before the next call.
     return None if isinstance(asked, str) else asked
 
 
-def _ask(
-    state: FixState, deps: Deps, model: Model, messages: list[dict[str, str]]
+def ask(
+    state: FixState,
+    deps: Deps,
+    model: Model,
+    messages: list[dict[str, str]],
+    temperature: float | None = None,
 ) -> tuple[Reply, float] | str:
     """One model call (secrets redacted, bounded by the deadline) and what it cost in dollars;
     or, instead of a call that could overspend the money cap or outlive the deadline, why not."""
@@ -453,7 +505,7 @@ def _ask(
                 f"of ${state['cost_budget']:.4f}"
             )
     try:
-        reply = model.complete(messages, deadline=state["deadline"])
+        reply = model.complete(messages, temperature=temperature, deadline=state["deadline"])
     except DeadlinePassed as exc:
         return f"the wall clock: {exc}"
     price = cost.price_for(deps.config.prices, model.name, reply.model)
@@ -475,7 +527,7 @@ def _verify(deps: Deps, state: FixState, patch_text: str) -> tuple[CheckResult, 
     """Every one of the configured final runs must pass; the first problems found end it."""
     assert state["baseline"] is not None
     for _ in range(deps.config.verification.final_runs):
-        result, tampered = _run_checks(deps, patch_text, allowed=state["allowed_protected"])
+        result, tampered = checks_over(deps, patch_text, allowed=state["allowed_protected"])
         problems = [f"protected file {p} was modified" for p in tampered]
         problems += verdict.problems(state["baseline"], result)
         if problems:
@@ -497,7 +549,7 @@ def minimize(state: FixState, runtime: Runtime[Deps]) -> Update:
         candidate = without(full, [*dropped, ref.index], read)
         if not candidate:
             continue
-        result, tampered = _run_checks(deps, candidate, allowed=state["allowed_protected"])
+        result, tampered = checks_over(deps, candidate, allowed=state["allowed_protected"])
         if not tampered and not verdict.problems(state["baseline"], result):
             dropped.append(ref.index)
     if not dropped:
@@ -517,11 +569,13 @@ def _failure(check: CheckResult) -> tuple[str, ...]:
     return lessons.signature({t: check["tests"][t]["message"] for t in failing_tests(check)})
 
 
-def _lessons_for(runtime: Runtime[Deps], baseline: CheckResult) -> list[lessons.Lesson]:
+def _lessons_for(
+    store: BaseStore | None, deps: Deps, baseline: CheckResult
+) -> list[lessons.Lesson]:
     """What fixed the failures most like this one before, in this repository."""
-    if runtime.store is None or not runtime.context.repository:
+    if store is None or not deps.repository:
         return []
-    return lessons.relevant(runtime.store, runtime.context.repository, _failure(baseline))
+    return lessons.relevant(store, deps.repository, _failure(baseline))
 
 
 def _learn(state: FixState, runtime: Runtime[Deps]) -> None:

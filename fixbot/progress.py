@@ -9,7 +9,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-_KEPT = frozenset({"baseline", "judge", "verify", "finalize", "escalate", "paused", "resumed"})
+_KEPT = frozenset(
+    {"baseline", "judge", "pick", "verify", "finalize", "escalate", "paused", "resumed"}
+)
 
 
 class Progress:
@@ -45,7 +47,12 @@ class Progress:
         for key in ("thread_id", "next", "reason", "finished"):
             if key in update:
                 fields[key] = update[key]
-        if node == "judge" and update.get("attempts"):
+        if node == "candidate" and update.get("candidates"):
+            gathered = update["candidates"][-1]
+            fields["slot"] = gathered["slot"]
+            made = gathered["attempt"]
+            fields["outcome"] = "refused" if made is None else made["verdict"]
+        if node in ("judge", "pick") and update.get("attempts"):
             last = update["attempts"][-1]
             fields.update(attempt=last["number"], outcome=last["verdict"])
             fields["problems"] = last["problems"][:3]

@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,8 +208,11 @@ def render_markdown(result: FixResult) -> str:
             problems = "; ".join(a["problems"][:3]) or "-"
             tokens = a["prompt_tokens"] + a["completion_tokens"]
             spent = float(a.get("cost_usd", 0.0))
+            model = a["model"]
+            if a.get("temperature") is not None:
+                model += f" (temperature {a['temperature']:g})"
             lines.append(
-                f"| {a['number']} | {_cell(a['model'], 40)} | {tokens} | ${spent:.4f} | "
+                f"| {a['number']} | {_cell(model, 60)} | {tokens} | ${spent:.4f} | "
                 f"{a['verdict']} | {_cell(problems)} |"
             )
     path = run_path(result)
@@ -289,15 +292,21 @@ def run_path(result: FixResult) -> list[Step]:
     escalations = list(result.escalated_at)
     if 0 in escalations:
         path += _escalation(result, after=0)
+    firsts = _round_firsts(result.attempts)
     for index, attempt in enumerate(result.attempts):
         number, verdict = attempt["number"], attempt["verdict"]
-        path.append(("step", f"generate {number}"))
+        size = int(attempt.get("round_size", 1))
+        first = firsts[index]
+        if size < 2:
+            path.append(("step", f"generate {number}"))
+        elif number == first:  # a round of parallel candidates: one step for all of them
+            path.append(("step", f"candidates {first}-{first + size - 1} at once"))
         if verdict == "rejected":
             path.append(("step", f"apply {number}: rejected"))
         else:
             path.append(("step", f"check {number}: {verdict}"))
         last = index == len(result.attempts) - 1
-        if verdict == "pass":
+        if verdict == "pass" and number == first + size - 1:  # a round's winner is its last
             held = not (number in escalations or (last and result.status != "fixed"))
             path.append(("step", f"verify: {'pass' if held else 'fail'}"))
             if held:
@@ -307,9 +316,22 @@ def run_path(result: FixResult) -> list[Step]:
                 continue
         if number in escalations:
             path += _escalation(result, after=number)
-        elif not last:
+        elif not last and number == first + size - 1:
             path.append(("step", "reflect"))
     return path
+
+
+def _round_firsts(attempts: Sequence[Attempt]) -> list[int]:
+    """For each attempt, the number of the first attempt of its round (parallel candidates
+    are recorded one after another, each with the round's size; alone, a round of one)."""
+    firsts: list[int] = []
+    first, left = 0, 0
+    for attempt in attempts:
+        if left <= 0:
+            first, left = attempt["number"], int(attempt.get("round_size", 1))
+        firsts.append(first)
+        left -= 1
+    return firsts
 
 
 def _escalation(result: FixResult, *, after: int) -> list[Step]:

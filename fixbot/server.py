@@ -114,7 +114,10 @@ def run_loop(state: FixState, settings: RunSettings, environ: Mapping[str, str])
     with (
         closing(choose(config.sandbox.backend, environment=docker)) as sandbox,
         OpenAIModel(
-            model=config.model, api_key=environ.get("OPENAI_API_KEY"), base_url=config.base_url
+            model=config.model,
+            api_key=environ.get("OPENAI_API_KEY"),
+            base_url=config.base_url,
+            timeout_seconds=config.request_timeout_seconds,
         ) as model,
         snapshots(root, state["commit"], config) as (snapshot, base),
     ):

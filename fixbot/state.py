@@ -8,7 +8,7 @@ fall back to a default that disagrees with the initial state.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from fixbot.checks import CheckResult
 from fixbot.runlog import FailedJob
@@ -31,6 +31,8 @@ class StateError(RuntimeError):
 class Attempt(TypedDict):
     number: int
     model: str
+    temperature: float | None  # what it was asked at; None: the provider's default
+    round_size: int  # attempts asked at once with this one (parallel candidates); 1: alone
     reply: str
     prompt_tokens: int
     completion_tokens: int
@@ -39,6 +41,20 @@ class Attempt(TypedDict):
     verdict: Verdict
     problems: list[str]
     check: CheckResult | None
+
+
+class Candidate(TypedDict):
+    """One of a round's parallel candidates, as its branch left it for `pick`."""
+
+    slot: int  # its place in the round: it asked at parallel.temperatures[slot % len]
+    attempt: Attempt | None  # None: its call was refused (the deadline or a budget)
+    refused: str  # why, when it was
+    finished: float  # epoch seconds when its checks ended: the first pass wins
+
+
+def pool(gathered: list[Candidate], update: list[Candidate]) -> list[Candidate]:
+    """The reducer of FixState.candidates: parallel branches add theirs; [] empties the pool."""
+    return [*gathered, *update] if update else []
 
 
 class FixState(TypedDict):
@@ -72,9 +88,11 @@ class FixState(TypedDict):
     allowed_protected: list[str]  # protected files a human explicitly opened to edits
     resumes: int  # answers to escalations so far
     strikes: int  # consecutive stuck attempts (repeats, stagnation); two escalate
+    slots: int  # candidates the next round asks for at once (parallel); 1: one at a time
     stuck_reason: str
     ci_jobs: list[FailedJob]  # the failed CI run's jobs and log tails: untrusted context
     escalated_at: list[int]  # the attempt count at each escalation (0: after the baseline)
+    candidates: Annotated[list[Candidate], pool]  # the round in flight, gathered for `pick`
 
 
 ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
@@ -89,6 +107,7 @@ ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "status": str,
     "classification": str,
     "strikes": int,
+    "slots": int,
 }
 
 
@@ -133,9 +152,11 @@ def initial_state(
         allowed_protected=[],
         resumes=0,
         strikes=0,
+        slots=1,
         stuck_reason="",
         ci_jobs=list(ci_jobs),
         escalated_at=[],
+        candidates=[],
     )
 
 
@@ -154,5 +175,5 @@ def validate(state: Mapping[str, Any]) -> None:
         raise StateError(f"graph state field 'status' is {state['status']!r}")
     if state["classification"] not in CLASSIFICATIONS:
         raise StateError(f"graph state field 'classification' is {state['classification']!r}")
-    if state["max_iterations"] < 1 or state["attempt"] < 0:
-        raise StateError("graph state needs max_iterations >= 1 and attempt >= 0")
+    if state["max_iterations"] < 1 or state["attempt"] < 0 or state["slots"] < 1:
+        raise StateError("graph state needs max_iterations >= 1, attempt >= 0 and slots >= 1")

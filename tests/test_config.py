@@ -218,6 +218,19 @@ AGREEMENT: list[tuple[dict[str, Any], bool]] = [
     ({"sandbox": {"memory_mb": 63}}, False),
     ({"budget": {"tokens": 0}}, False),
     ({"budget": {"wall_clock_seconds": 0}}, False),
+    ({"parallel": {"candidates": 3, "temperatures": [0, 2, 0.5]}}, True),
+    ({"parallel": {"candidates": 8, "temperatures": [1]}}, True),
+    ({"parallel": {"candidates": 0}}, False),
+    ({"parallel": {"candidates": 9}}, False),
+    ({"parallel": {"temperatures": []}}, False),
+    ({"parallel": {"temperatures": [2.5]}}, False),
+    ({"parallel": {"temperatures": [-0.1]}}, False),
+    ({"parallel": {"temperatures": ["hot"]}}, False),
+    ({"parallel": {"temperatures": [True]}}, False),
+    ({"parallel": {"temperatures": 0.7}}, False),
+    ({"request_timeout_seconds": 300}, True),
+    ({"request_timeout_seconds": 0}, False),
+    ({"request_timeout_seconds": 3601}, False),
 ]
 
 
@@ -241,7 +254,7 @@ def test_loader_and_schema_agree(tmp_path: Path, doc: dict[str, Any], valid: boo
 
 def plain(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        return json.loads(json.dumps(dataclasses.asdict(value)))  # nested tuples as lists
     return list(value) if isinstance(value, tuple) else value
 
 

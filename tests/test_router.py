@@ -11,6 +11,8 @@ from fixbot.graph import (
     after_autofix,
     after_baseline,
     after_generate,
+    after_pick,
+    after_reflect,
     after_verify,
     recursion_limit,
     route,
@@ -98,11 +100,40 @@ def test_small_routers(router: Any, changes: dict[str, Any], expected: str) -> N
     assert router(state(**changes)) == expected
 
 
+@pytest.mark.parametrize("slots", [1, 2, 3, 8])
+def test_after_reflect_sends_one_candidate_per_slot(slots: int) -> None:
+    sent = after_reflect(state(slots=slots, attempt=1))
+    if slots == 1:
+        assert sent == "generate"
+        return
+    assert isinstance(sent, list)
+    assert [(s.node, s.arg["slot"], s.arg["attempt"]) for s in sent] == [
+        ("candidate", slot, 1) for slot in range(slots)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "now", "expected"),
+    [
+        # Every call of the round refused (the deadline, a budget): escalate.
+        ({"verdict": "over_budget", "attempt": 1}, NOW, "escalate"),
+        # Otherwise exactly as after judge.
+        ({"verdict": "pass", "attempt": 4}, NOW, "verify"),
+        ({"verdict": "fail", "attempt": 3}, NOW, "reflect"),
+        ({"verdict": "rejected", "attempt": 4}, NOW, "escalate"),
+        ({"verdict": "fail", "attempt": 2}, NOW + 60, "escalate"),
+    ],
+)
+def test_after_pick(changes: dict[str, Any], now: float, expected: str) -> None:
+    assert after_pick(state(**changes), now) == expected
+
+
 def test_initial_state_is_valid_and_agreed() -> None:
     start = state()
     validate(start)
     assert (start["attempt"], start["verdict"], start["status"]) == (0, "none", "running")
     assert start["tokens_used"] == 0
+    assert (start["slots"], start["candidates"]) == (1, [])
 
 
 @pytest.mark.parametrize(
@@ -117,6 +148,7 @@ def test_initial_state_is_valid_and_agreed() -> None:
         "strikes",
         "cost_used",
         "cost_budget",
+        "slots",
     ],
 )
 def test_missing_routing_field_fails_loudly(field: str) -> None:
@@ -142,6 +174,9 @@ def test_missing_routing_field_fails_loudly(field: str) -> None:
         ("status", "done"),
         ("classification", "weird"),
         ("classification", None),
+        ("slots", 0),
+        ("slots", "3"),
+        ("slots", None),
     ],
 )
 def test_ill_typed_routing_field_fails_loudly(field: str, value: Any) -> None:
