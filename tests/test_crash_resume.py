@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -251,3 +253,67 @@ def test_killed_in_the_middle_of_a_sandbox_check_leaves_nothing_and_resumes(
     assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "pass"]
     dead = f" fixbot-scratch-{first.pid}-"
     assert not [m for m in Path("/proc/self/mountinfo").read_text().splitlines() if dead in m]
+
+
+def _saved_candidates(repo: Path) -> int:
+    """How many of a round's candidates have their result saved as the checkpoint's pending
+    writes (the SQLite checkpointer's `writes` table, read while the run goes on)."""
+    db = repo / ".fixbot" / "state.db"
+    if not db.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as con:
+        try:
+            # The input and `pick` write an empty pool; a candidate writes its result.
+            rows = con.execute(
+                "SELECT COUNT(*) FROM writes WHERE channel = 'candidates' AND length(value) > 8"
+            )
+        except sqlite3.OperationalError:  # not created yet
+            return 0
+        count: int = rows.fetchone()[0]
+        return count
+
+
+def test_killed_in_a_parallel_round_asks_again_only_what_had_not_finished(
+    tmp_path: Path,
+) -> None:
+    # The round's candidate at 0.1 answers at once; those at 0.5 and 0.9 hang. fixbot is killed
+    # once the first candidate's result is saved: the rerun asks again only for the two whose
+    # branches had not finished, never for the saved one.
+    config = (
+        "gates: {lint: false, types: false}\n"
+        "parallel: {candidates: 3, temperatures: [0.1, 0.5, 0.9]}\n"
+        "stuck: {similarity: 1.0, stagnation_attempts: 50}\n"
+    )
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    release = threading.Event()
+    replies = {0.1: wrong(2), 0.5: GOOD, 0.9: wrong(3)}
+
+    def answer(body: dict[str, Any]) -> str:
+        temperature = body["temperature"]
+        if temperature != 0.1:
+            release.wait(120)
+        return replies[temperature]
+
+    with ScriptedOpenAI([wrong(1), *[answer] * 5]) as server:
+        first = fixbot(repo, server.base_url)
+        try:
+            deadline = time.monotonic() + 120
+            while _saved_candidates(repo) < 1:
+                assert time.monotonic() < deadline, "no candidate's result was saved"
+                assert first.poll() is None, first.communicate()
+                time.sleep(0.05)
+        finally:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.communicate(timeout=30)
+            release.set()
+        asked = sorted(r.get("temperature", -1) for r in server.requests)
+        assert asked == [-1, 0.1, 0.5, 0.9]
+        assert _saved_candidates(repo) == 1
+        second = fixbot(repo, server.base_url)
+        _, err = second.communicate(timeout=300)
+    assert second.returncode == 0, err
+    again = [r["temperature"] for r in server.requests[4:]]
+    assert sorted(again) == [0.5, 0.9]  # the saved candidate's reply was not asked for again
+    evidence = json.loads((repo / ".fixbot" / "out" / "evidence.json").read_text())
+    assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "fail", "fail", "pass"]
+    assert [a["temperature"] for a in evidence["attempts"]] == [None, 0.1, 0.9, 0.5]
