@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 from fixbot import __version__
 from fixbot.errors import UsageError
 from fixbot.secrets import redact
-from fixbot.state import Attempt, FixState
+from fixbot.state import Attempt, FixState, round_firsts
 
 EXIT_OK = 0
 EXIT_NOT_FIXED = 1
@@ -292,7 +292,7 @@ def run_path(result: FixResult) -> list[Step]:
     escalations = list(result.escalated_at)
     if 0 in escalations:
         path += _escalation(result, after=0)
-    firsts = _round_firsts(result.attempts)
+    firsts = round_firsts(result.attempts)
     for index, attempt in enumerate(result.attempts):
         number, verdict = attempt["number"], attempt["verdict"]
         size = int(attempt.get("round_size", 1))
@@ -319,19 +319,6 @@ def run_path(result: FixResult) -> list[Step]:
         elif not last and number == first + size - 1:
             path.append(("step", "reflect"))
     return path
-
-
-def _round_firsts(attempts: Sequence[Attempt]) -> list[int]:
-    """For each attempt, the number of the first attempt of its round (parallel candidates
-    are recorded one after another, each with the round's size; alone, a round of one)."""
-    firsts: list[int] = []
-    first, left = 0, 0
-    for attempt in attempts:
-        if left <= 0:
-            first, left = attempt["number"], int(attempt.get("round_size", 1))
-        firsts.append(first)
-        left -= 1
-    return firsts
 
 
 def _escalation(result: FixResult, *, after: int) -> list[Step]:

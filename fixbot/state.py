@@ -52,6 +52,19 @@ class Candidate(TypedDict):
     finished: float  # epoch seconds when its checks ended: the first pass wins
 
 
+def round_firsts(attempts: Sequence[Attempt]) -> list[int]:
+    """For each attempt, the number of the first attempt of its round (parallel candidates
+    are recorded one after another, each with the round's size; alone, a round of one)."""
+    firsts: list[int] = []
+    first, left = 0, 0
+    for attempt in attempts:
+        if left <= 0:
+            first, left = attempt["number"], int(attempt.get("round_size", 1))
+        firsts.append(first)
+        left -= 1
+    return firsts
+
+
 def pool(gathered: list[Candidate], update: list[Candidate]) -> list[Candidate]:
     """The reducer of FixState.candidates: parallel branches add theirs; [] empties the pool."""
     return [*gathered, *update] if update else []

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from fixbot import cli
 from fixbot.report import FixResult, run_path
-from tests.conftest import RunFixbot, make_repo
+from tests.conftest import API_KEY, RunFixbot, make_repo
 from tests.fake_openai import Fail, ScriptedOpenAI
 from tests.test_fix import GOOD, wrong
 
@@ -156,3 +157,32 @@ def test_the_path_draws_a_round_as_one_step() -> None:
         "verify: pass",
         "finalize: fixed",
     ]
+
+
+def test_a_fork_starts_from_a_rounds_end_not_its_middle(
+    tmp_path: Path, run_fixbot: RunFixbot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = GATES_OFF + ROUND + "stuck: {similarity: 1.0, stagnation_attempts: 50}\n"
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    answer = by_temperature({None: wrong(1), 0.1: wrong(2), 0.5: wrong(3), 0.9: wrong(4)})
+    with ScriptedOpenAI([answer] * 4) as server:
+        first = run_fixbot(repo, base_url=server.base_url)
+    assert first.code == 1
+    thread = first.evidence["thread_id"]
+    env = {"OPENAI_API_KEY": API_KEY, "FIXBOT_MODEL": "scripted-model"}
+    argv = ["fork", thread, str(repo), "--sandbox", "bwrap", "--log-format", "json", "--json"]
+    with ScriptedOpenAI([]) as server:
+        env["OPENAI_BASE_URL"] = server.base_url
+        capsys.readouterr()
+        assert cli.main([*argv, "--from-attempt", "3"], env) == 2
+        assert "fork from the round's end, attempt 4" in capsys.readouterr().err
+        assert server.requests == []
+    # From the round's end, with 2 more attempts: the next round has 2 candidates.
+    answer = by_temperature({0.1: wrong(5), 0.5: GOOD}, 2)
+    with ScriptedOpenAI([answer] * 2) as server:
+        env["OPENAI_BASE_URL"] = server.base_url
+        code = cli.main([*argv, "--from-attempt", "4", "--hint", "use len"], env)
+        summary = json.loads(capsys.readouterr().out)
+        assert sorted(r["temperature"] for r in server.requests) == [0.1, 0.5]
+    assert code == 0, summary
+    assert summary["status"] == "fixed"
