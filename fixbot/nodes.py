@@ -418,7 +418,13 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
         "problems": last["problems"][:20],
         "failing": failing[:10],
     }
-    feedback = prompts.render("feedback.j2", repeated=state["stuck_reason"], **facts)
+    # A round of parallel candidates that all failed: the others' outcomes, one line each.
+    size = last.get("round_size", 1)
+    others = [
+        {"number": a["number"], "problem": (a["problems"] or [a["verdict"]])[0][:300]}
+        for a in state["attempts"][-size:-1]
+    ]
+    feedback = prompts.render("feedback.j2", repeated=state["stuck_reason"], others=others, **facts)
     update: Update = {"verdict": "none"}
     deps = runtime.context
     if deps.config.reflection and last["number"] > 0:

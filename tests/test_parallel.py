@@ -186,3 +186,23 @@ def test_a_fork_starts_from_a_rounds_end_not_its_middle(
         assert sorted(r["temperature"] for r in server.requests) == [0.1, 0.5]
     assert code == 0, summary
     assert summary["status"] == "fixed"
+
+
+def test_the_next_round_hears_how_every_candidate_failed(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    config = GATES_OFF + ROUND + "max_iterations: 7\n"
+    config += "stuck: {similarity: 1.0, stagnation_attempts: 50}\n"
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
+    first = by_temperature({None: wrong(1), 0.1: wrong(2), 0.5: wrong(3), 0.9: wrong(4)})
+    second = by_temperature({0.1: wrong(5), 0.5: GOOD, 0.9: wrong(6)})
+    with ScriptedOpenAI([first] * 4 + [second] * 3) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert [a["round_size"] for a in run.evidence["attempts"]] == [1, 3, 3, 3, 3, 3, 3]
+    for request in server.requests[4:]:
+        feedback = request["messages"][-1]["content"]
+        assert "The other candidates asked at the same time failed too:" in feedback
+        assert "- attempt 2: tests.test_calc::test_mean still failed" in feedback
+        assert "- attempt 3: tests.test_calc::test_mean still failed" in feedback
+        assert feedback.startswith("Attempt 4 did not pass")
