@@ -9,6 +9,7 @@ calls are in flight at the same time, without timing anything."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -17,7 +18,9 @@ from typing import Any
 import pytest
 
 from fixbot import cli
+from fixbot.errors import SandboxUnavailable
 from fixbot.report import FixResult, run_path
+from fixbot.sandbox.select import choose
 from tests.conftest import API_KEY, RunFixbot, make_repo
 from tests.fake_openai import Fail, ScriptedOpenAI
 from tests.test_fix import GOOD, wrong
@@ -45,12 +48,23 @@ def by_temperature(replies: dict[float | None, str], together: int = 0) -> Any:
     return answer
 
 
-def test_a_round_runs_at_once_and_the_pass_wins(tmp_path: Path, run_fixbot: RunFixbot) -> None:
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_a_round_runs_at_once_and_the_pass_wins(
+    tmp_path: Path, run_fixbot: RunFixbot, backend: str
+) -> None:
+    if backend == "docker":
+        try:
+            choose("docker")
+        except SandboxUnavailable as exc:
+            if os.environ.get("CI"):
+                raise
+            pytest.skip(f"no Docker engine here: {exc}")
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": GATES_OFF + ROUND})
     answer = by_temperature({None: wrong(1), 0.1: wrong(2), 0.5: GOOD, 0.9: wrong(3)}, 3)
     with ScriptedOpenAI([answer] * 4) as server:
-        run = run_fixbot(repo, "--json", base_url=server.base_url)
+        run = run_fixbot(repo, "--json", "--sandbox", backend, base_url=server.base_url)
     assert run.code == 0, run.stderr
+    assert run.evidence["sandbox"].startswith({"bwrap": "bubblewrap"}.get(backend, backend))
     # One call alone first, then the round: three calls, each at its own temperature.
     assert server.requests[0].get("temperature") is None
     assert sorted(r["temperature"] for r in server.requests[1:]) == [0.1, 0.5, 0.9]
