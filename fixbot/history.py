@@ -24,6 +24,8 @@ def rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
         {
             "attempt": a["number"],
             "model": a["model"],
+            "temperature": a.get("temperature"),  # None: the provider's default
+            "round_size": a.get("round_size", 1),  # > 1: one of a round of parallel candidates
             "verdict": a["verdict"],
             "tokens": a["prompt_tokens"] + a["completion_tokens"],
             "diff": diff_summary(a["diff"]),
@@ -56,8 +58,12 @@ def render_attempt(state: Mapping[str, Any], number: int) -> str:
             break
     else:
         raise UsageError(f"the thread has no attempt {number} (it has {len(rows(state))})")
+    asked = attempt.get("temperature")
+    at = "" if asked is None else f" at temperature {asked:g}"
+    size = attempt.get("round_size", 1)
+    at += f", one of a round of {size} parallel candidates" if size > 1 else ""
     parts = [
-        f"attempt {number}: {attempt['verdict']} by {attempt['model']}, "
+        f"attempt {number}: {attempt['verdict']} by {attempt['model']}{at}, "
         f"{attempt['prompt_tokens']} prompt + {attempt['completion_tokens']} completion tokens",
         "",
         "## problems",

@@ -50,7 +50,7 @@ def by_temperature(replies: dict[float | None, str], together: int = 0) -> Any:
 
 @pytest.mark.parametrize("backend", ["bwrap", "docker"])
 def test_a_round_runs_at_once_and_the_pass_wins(
-    tmp_path: Path, run_fixbot: RunFixbot, backend: str
+    tmp_path: Path, run_fixbot: RunFixbot, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if backend == "docker":
         try:
@@ -83,8 +83,23 @@ def test_a_round_runs_at_once_and_the_pass_wins(
         a["prompt_tokens"] + a["completion_tokens"] for a in attempts
     )
     assert "(temperature 0.5)" in (run.out / "report.md").read_text()
+    # `fixbot show` and `fixbot history` tell a candidate from an attempt asked alone.
+    thread = evidence["thread_id"]
+    capsys.readouterr()
+    assert cli.main(["show", thread, str(repo), "--attempt", "4", "--log-format", "json"], {}) == 0
+    shown = capsys.readouterr().out
+    assert "attempt 4: pass by scripted-model at temperature 0.5, one of a round of 3" in shown
+    assert cli.main(["history", thread, str(repo), "--json", "--log-format", "json"], {}) == 0
+    rows = json.loads(capsys.readouterr().out)["attempts"]
+    assert [(r["temperature"], r["round_size"]) for r in rows] == [
+        (None, 1),
+        (0.1, 3),
+        (0.9, 3),
+        (0.5, 3),
+    ]
     # Live progress: each candidate as it finished, then the round's winner.
     lines = [json.loads(line) for line in run.stderr.splitlines() if line.startswith("{")]
+    assert lines, run.stderr
     steps = [line for line in lines if line.get("node") in ("candidate", "pick")]
     assert sorted(line["slot"] for line in steps if line["node"] == "candidate") == [0, 1, 2]
     assert {line["outcome"] for line in steps if line["node"] == "candidate"} == {"applied"}
