@@ -51,9 +51,11 @@ class Model(Protocol):
         *,
         temperature: float | None = None,
         deadline: float | None = None,
+        max_tokens: int | None = None,
     ) -> Reply:
-        """One reply; DeadlinePassed when `deadline` (epoch seconds) comes first, retries and
-        waits included: a hanging server cannot hold a run past its wall clock."""
+        """One reply of at most `max_tokens` (default and most: the client's cap);
+        DeadlinePassed when `deadline` (epoch seconds) comes first, retries and waits included:
+        a hanging server cannot hold a run past its wall clock."""
         ...
 
 
@@ -132,8 +134,10 @@ class OpenAIModel:
         *,
         temperature: float | None = None,
         deadline: float | None = None,
+        max_tokens: int | None = None,
     ) -> Reply:
-        completion = self._create_with_retries(messages, temperature, deadline)
+        cap = self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens)
+        completion = self._create_with_retries(messages, temperature, deadline, cap)
         # Without strict validation the SDK hands back whatever a lax server sent.
         if not isinstance(completion, ChatCompletion) or not completion.choices:
             raise ModelUnreachable(
@@ -152,6 +156,7 @@ class OpenAIModel:
         messages: Sequence[Mapping[str, str]],
         temperature: float | None,
         deadline: float | None,
+        max_tokens: int,
     ) -> ChatCompletion:
         payload = cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages])
         attempts = self.max_retries + 1
@@ -162,7 +167,7 @@ class OpenAIModel:
                     model=self.name,
                     messages=payload,
                     temperature=openai.omit if temperature is None else temperature,
-                    max_tokens=self.max_tokens,
+                    max_tokens=max_tokens,
                     timeout=timeout,
                 )
             except openai.APIStatusError as err:

@@ -40,6 +40,8 @@ from fixbot.trial import limits_for, reader, run_trial
 Update = dict[str, Any]
 FIXBOT_DIR = ".fixbot"
 LOGS = Path(FIXBOT_DIR) / "logs"  # older attempts' full check results, by thread
+DIAGNOSIS_CHARS = 1500  # of a diagnosis, what the feedback keeps
+DIAGNOSIS_TOKENS = 512  # the most a diagnosis call asks for: more than the feedback keeps
 
 
 @dataclass
@@ -431,7 +433,7 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
         found = _diagnose(state, deps, facts)
         if found is not None:
             reply, spent_usd = found
-            diagnosis = reply.text.split("```", 1)[0].strip()[:1500]
+            diagnosis = reply.text.split("```", 1)[0].strip()[:DIAGNOSIS_CHARS]
             feedback += f"\n\nA diagnosis of why it failed:\n{diagnosis}\n"
             # The call is part of the attempt it diagnoses: its tokens and cost count there.
             counted = {
@@ -480,9 +482,10 @@ def _diagnose(state: FixState, deps: Deps, facts: dict[str, Any]) -> tuple[Reply
         {"role": "user", "content": prompts.render("diagnose.j2", **facts)},
     ]
     prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
-    if state["tokens_used"] + prompt + MAX_REPLY_TOKENS > state["token_budget"]:
+    if state["tokens_used"] + prompt + DIAGNOSIS_TOKENS > state["token_budget"]:
         return None
-    asked = ask(state, deps, model_for(deps, state["attempt"]), messages)
+    model = model_for(deps, state["attempt"])
+    asked = ask(state, deps, model, messages, reply_tokens=DIAGNOSIS_TOKENS)
     # A refusal means no diagnosis; the router sees the budget or deadline before the next call.
     return None if isinstance(asked, str) else asked
 
@@ -493,6 +496,7 @@ def ask(
     model: Model,
     messages: list[dict[str, str]],
     temperature: float | None = None,
+    reply_tokens: int = MAX_REPLY_TOKENS,
 ) -> tuple[Reply, float] | str:
     """One model call (secrets redacted, bounded by the deadline) and what it cost in dollars;
     or, instead of a call that could overspend the money cap or outlive the deadline, why not."""
@@ -503,7 +507,7 @@ def ask(
         # tokens the client asks for) must fit what is left: never a call that could overspend.
         prompt = sum(cost.worst_prompt_tokens(m["content"]) for m in messages)
         price = cost.price_for(deps.config.prices, model.name)
-        worst = cost.dollars(price, prompt, MAX_REPLY_TOKENS)
+        worst = cost.dollars(price, prompt, reply_tokens)
         left = state["cost_budget"] - state["cost_used"]
         if worst > left:
             return (
@@ -511,7 +515,9 @@ def ask(
                 f"of ${state['cost_budget']:.4f}"
             )
     try:
-        reply = model.complete(messages, temperature=temperature, deadline=state["deadline"])
+        reply = model.complete(
+            messages, temperature=temperature, deadline=state["deadline"], max_tokens=reply_tokens
+        )
     except DeadlinePassed as exc:
         return f"the wall clock: {exc}"
     price = cost.price_for(deps.config.prices, model.name, reply.model)
