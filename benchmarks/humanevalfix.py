@@ -9,11 +9,14 @@ never copied here). This script runs that folder's make_repos.py into a temporar
     python benchmarks/humanevalfix.py --model fixbot-local \\
         --base-url http://127.0.0.1:8011/v1 [--limit N] [--max-iterations 4] [--json] [--out DIR]
 
-`--max-iterations 1` measures a single attempt; the loop's default is 4. The measured settings:
-one baseline and one final run (these tests are deterministic) and the ruff and mypy gates off
-(the task is the test); `--fixbot-defaults` keeps fixbot's own defaults instead. Each entry's
-evidence.json (every attempt, its reply, why its diff did or did not apply) is kept under
---out ENTRY/ when given. Exit code: the bench's (0 when it ran, 2 for a usage error).
+`--max-iterations 1` measures a single attempt; the loop's default is 4. `--reflection` adds
+the diagnosis call before each retry; `--parallel K` asks for K candidates at once after the
+first failed attempt; `--start S` skips the first S tasks. The measured settings: one baseline
+and one final run (these tests are deterministic), the ruff and mypy gates off (the task is the
+test) and a 300 s per-call timeout (a small model on 2 cores is slow); `--fixbot-defaults`
+keeps fixbot's own defaults instead. Each entry's evidence.json (every attempt, its reply, why
+its diff did or did not apply) is kept under --out ENTRY/ when given. Exit code: the bench's
+(0 when it ran, 2 for a usage error).
 """
 
 from __future__ import annotations
