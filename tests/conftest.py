@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +40,20 @@ def make_repo(
     git(path, "add", "-A")
     git(path, "-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "broken")
     return path
+
+
+def docker_or_skip() -> None:
+    """A test that needs the Docker engine runs in CI (which starts one) and fails there without
+    it; on a developer's machine without an engine it is skipped, saying so."""
+    from fixbot.errors import SandboxUnavailable
+    from fixbot.sandbox.select import choose
+
+    try:
+        choose("docker")
+    except SandboxUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no Docker engine here: {exc}")
 
 
 def read_example(name: str) -> str:

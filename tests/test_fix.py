@@ -4,14 +4,13 @@ talking over a socket to a scripted OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import API_KEY, RunFixbot, git, make_repo, read_example
+from tests.conftest import API_KEY, RunFixbot, docker_or_skip, git, make_repo, read_example
 from tests.fake_openai import Fail, ScriptedOpenAI, unused_local_url
 
 pytestmark = pytest.mark.skipif(
@@ -346,15 +345,7 @@ def test_not_a_git_repo_exits_3_and_writes_nothing(tmp_path: Path, run_fixbot: R
 
 def test_fixed_end_to_end_in_the_docker_sandbox(tmp_path: Path, run_fixbot: RunFixbot) -> None:
     """The whole run on the Docker backend, when an engine answers (CI starts one)."""
-    from fixbot.errors import SandboxUnavailable
-    from fixbot.sandbox.select import choose
-
-    try:
-        choose("docker")
-    except SandboxUnavailable as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no Docker engine here: {exc}")
+    docker_or_skip()
     repo = make_repo(tmp_path / "repo")
     with ScriptedOpenAI([GOOD]) as server:
         run = run_fixbot(repo, "--sandbox", "docker", base_url=server.base_url)

@@ -9,7 +9,6 @@ calls are in flight at the same time, without timing anything."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
 from pathlib import Path
@@ -18,10 +17,8 @@ from typing import Any
 import pytest
 
 from fixbot import cli
-from fixbot.errors import SandboxUnavailable
 from fixbot.report import FixResult, run_path
-from fixbot.sandbox.select import choose
-from tests.conftest import API_KEY, RunFixbot, make_repo
+from tests.conftest import API_KEY, RunFixbot, docker_or_skip, make_repo
 from tests.fake_openai import Fail, ScriptedOpenAI
 from tests.test_fix import GOOD, wrong
 
@@ -53,12 +50,7 @@ def test_a_round_runs_at_once_and_the_pass_wins(
     tmp_path: Path, run_fixbot: RunFixbot, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if backend == "docker":
-        try:
-            choose("docker")
-        except SandboxUnavailable as exc:
-            if os.environ.get("CI"):
-                raise
-            pytest.skip(f"no Docker engine here: {exc}")
+        docker_or_skip()
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": GATES_OFF + ROUND})
     answer = by_temperature({None: wrong(1), 0.1: wrong(2), 0.5: GOOD, 0.9: wrong(3)}, 3)
     with ScriptedOpenAI([answer] * 4) as server:
