@@ -66,12 +66,11 @@ def pick(state: FixState, runtime: Runtime[Deps]) -> Update:
     listed), the first pass to finish listed last so that verify takes it; the pool emptied."""
     assert state["baseline"] is not None
     baseline = state["baseline"]
-    made = sorted((c for c in state["candidates"] if c["attempt"] is not None), key=_slot)
-    if not made:
-        refused = sorted(state["candidates"], key=_slot)
-        reason = refused[0]["refused"] if refused else "no candidate was asked"
+    pool = sorted(state["candidates"], key=_slot)
+    decided = [(c, nodes.decide(baseline, c["attempt"])) for c in pool if c["attempt"]]
+    if not decided:
+        reason = pool[0]["refused"] if pool else "no candidate was asked"
         return {"candidates": [], "verdict": "over_budget", "reason": reason}
-    decided = [(c, nodes.decide(baseline, c["attempt"])) for c in made if c["attempt"]]
     passed = sorted((c for c, a in decided if a["verdict"] == "pass"), key=lambda c: c["finished"])
     winner = passed[0]["slot"] if passed else None
     ordered = [a for c, a in decided if c["slot"] != winner]

@@ -30,7 +30,7 @@ from fixbot.report import FixResult
 from fixbot.runlog import FailedJob
 from fixbot.sandbox import Sandbox
 from fixbot.snapshot import manifest_digest, repository_identity, resolve_commit, take_snapshot
-from fixbot.state import FixState, initial_state, round_firsts, validate
+from fixbot.state import Attempt, FixState, initial_state, round_firsts, validate
 
 Observer = Callable[[str, dict[str, Any]], None]
 
@@ -245,30 +245,37 @@ def _judged(graph: Any, thread: str, number: int) -> StateSnapshot:
     """The checkpoint right after attempt `number` of `thread` was judged."""
     found: StateSnapshot | None = None
     last = 0
-    rounds: dict[int, int] = {}  # attempt number -> the last attempt of its parallel round
+    longest: list[Attempt] = []  # the newest checkpoint's attempts
     snapshot: StateSnapshot
     for snapshot in graph.get_state_history(_run_config(thread, 1)):
         values = snapshot.values
         attempts = values.get("attempts", [])
         newest = attempts[-1]["number"] if attempts else 0
-        last = max(last, newest)
-        for attempt, first in zip(attempts, round_firsts(attempts), strict=True):
-            size = int(attempt.get("round_size", 1))
-            if size > 1:
-                rounds[attempt["number"]] = first + size - 1
+        if newest > last:
+            last, longest = newest, attempts
         judged = values.get("current") is None and values.get("verdict") in JUDGED
         if attempts and newest == number and judged:
             found = snapshot  # the history runs newest first: keep the earliest match
     if not last:
         raise UsageError(f"no run with attempts is recorded under thread {thread!r}")
-    if found is None and number in rounds:
+    end = _round_end(longest, number) if found is None else None
+    if end is not None:
         raise UsageError(
             f"attempt {number} of thread {thread!r} was one of a round of parallel candidates "
-            f"judged together; fork from the round's end, attempt {rounds[number]}"
+            f"judged together; fork from the round's end, attempt {end}"
         )
     if found is None:
         raise UsageError(f"thread {thread!r} has no attempt {number} (it has {last})")
     return found
+
+
+def _round_end(attempts: Sequence[Attempt], number: int) -> int | None:
+    """The last attempt of the parallel round that attempt `number` belongs to, if it does."""
+    for attempt, first in zip(attempts, round_firsts(attempts), strict=True):
+        size = int(attempt.get("round_size", 1))
+        if attempt["number"] == number and size > 1:
+            return first + size - 1
+    return None
 
 
 def recorded(thread: str, checkpointer: BaseCheckpointSaver[Any]) -> tuple[str, str] | None:
