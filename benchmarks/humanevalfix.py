@@ -31,9 +31,9 @@ from collections import Counter
 from pathlib import Path
 
 from fixbot import cli
-from fixbot.diff import DiffRejected
-from fixbot.edits import parse_edits
-from fixbot.fences import extract_diff
+from fixbot.edits.fences import extract_diff
+from fixbot.edits.patch import DiffRejected
+from fixbot.edits.search_replace import parse_edits
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "humanevalfix"

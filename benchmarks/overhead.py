@@ -22,13 +22,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fixbot import nodes
 from fixbot.config import load_config
 from fixbot.llm import Reply
+from fixbot.loop import nodes
+from fixbot.runs.session import FixRequest, run_fix
+from fixbot.runs.store import sqlite_checkpointer
 from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.session import FixRequest, run_fix
-from fixbot.snapshot import pin_commit
-from fixbot.store import sqlite_checkpointer
+from fixbot.snapshot.protected import pin_commit
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "calc"
 

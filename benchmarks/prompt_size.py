@@ -20,9 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixbot import context, prompts
-from fixbot.checks import CaseResult, CheckResult
+from fixbot import prompts
 from fixbot.llm import estimate_tokens
+from fixbot.prompts import excerpts as context
+from fixbot.records import CaseResult, CheckResult
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 TRACE_LINE = "    return a - b\nE   assert 0 == 2\n"

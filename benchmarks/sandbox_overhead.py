@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fixbot import proc
-from fixbot.checks import TEST_ENV, command_argv
+from fixbot.checks.gates import TEST_ENV, command_argv
 from fixbot.errors import SandboxUnavailable
 from fixbot.proc import Completed
 from fixbot.sandbox import BASE_ENV, OUTPUTS, Limits, Sandbox

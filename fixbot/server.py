@@ -31,13 +31,14 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server's schemas)
 
 from fixbot.config import Config, load_config
-from fixbot.cost import unpriced
 from fixbot.errors import UsageError
-from fixbot.graph import build_graph, recursion_limit
 from fixbot.llm import OpenAIModel
-from fixbot.nodes import Deps, Update
+from fixbot.loop.budget import unpriced
+from fixbot.loop.graph import build_graph, recursion_limit
+from fixbot.loop.nodes import Deps, Update
+from fixbot.loop.state import FixState, initial_state, validate
 from fixbot.sandbox.select import choose
-from fixbot.snapshot import (
+from fixbot.snapshot.protected import (
     Snapshot,
     find_root,
     pin_commit,
@@ -45,7 +46,6 @@ from fixbot.snapshot import (
     resolve_commit,
     take_snapshot,
 )
-from fixbot.state import FixState, initial_state, validate
 
 SECRET_VARIABLES = ("OPENAI_API_KEY",)
 

@@ -7,7 +7,8 @@ import os
 import sys
 from typing import Any
 
-from fixbot import cli, session
+from fixbot import cli
+from fixbot.runs import session
 
 
 def main() -> None:

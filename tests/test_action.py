@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from fixbot import log, proc
-from fixbot.action import ActionEnv, FixJob, escape_data, neutral, run_action
-from fixbot.diff import FileChange, render_diff
+from fixbot.edits.patch import FileChange, render_diff
 from fixbot.errors import UsageError
-from fixbot.github import connect, retry_policy
-from fixbot.publish import COMMENT_MARKER, REFUSAL_MARKER, Git, Publisher
-from fixbot.report import FixResult
-from fixbot.runlog import CHARS_PER_JOB, LINES_PER_JOB
+from fixbot.forge.github.actions import ActionEnv, FixJob, escape_data, neutral, run_action
+from fixbot.forge.github.client import connect, retry_policy
+from fixbot.forge.publish import COMMENT_MARKER, REFUSAL_MARKER, Git, Publisher
+from fixbot.forge.runlog import CHARS_PER_JOB, LINES_PER_JOB
+from fixbot.report.result import FixResult
 from tests.fake_github import FakeGitHub, FakeJob, make_origin
 
 REPO = "octo-org/octo-repo"

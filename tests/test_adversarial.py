@@ -13,10 +13,10 @@ from textwrap import dedent
 
 import pytest
 
-from fixbot import policy
-from fixbot.diff import extract_diff, plan_patch
-from fixbot.policy import Strictness
-from fixbot.snapshot import read_inside
+from fixbot.edits.patch import extract_diff, plan_patch
+from fixbot.screen import policy
+from fixbot.screen.policy import Strictness
+from fixbot.snapshot.protected import read_inside
 from tests.conftest import EXAMPLE, RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, reply

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
 OWNERS = {
     "openai": {"llm.py"},
     "docker": {"sandbox/docker.py"},
-    "github": {"github.py"},
+    "github": {"forge/github/client.py"},
     "detect_secrets": {"secrets.py"},
 }
 
@@ -39,7 +39,7 @@ def test_each_client_is_imported_by_its_one_module(client: str) -> None:
 
 def test_importing_the_graph_pulls_in_no_github_docker_or_cli() -> None:
     code = (
-        "import sys, fixbot.graph; "
+        "import sys, fixbot.loop.graph; "
         "bad = [m for m in ('github', 'docker', 'fixbot.cli') if m in sys.modules]; "
         "print(bad); raise SystemExit(bool(bad))"
     )

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.autofix import ruff_only
-from fixbot.checks import CaseResult, CheckResult
+from fixbot.checks.autofix import ruff_only
+from fixbot.records import CaseResult, CheckResult
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import reply

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from fixbot import cli
-from fixbot.bench import Row, SandboxTimer, TimedSandbox, render_table, row_of, totals
+from fixbot.cli.bench import Row, SandboxTimer, TimedSandbox, render_table, row_of, totals
 from fixbot.proc import Completed
-from fixbot.report import FixResult
+from fixbot.report.result import FixResult
 from fixbot.sandbox import DEFAULT_LIMITS, Limits
 from tests.conftest import API_KEY, ROOT
 from tests.fake_openai import Fail, ScriptedOpenAI

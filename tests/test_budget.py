@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixbot.config import Config, Price
-from fixbot.cost import dollars, price_for, unpriced
+from fixbot.loop.budget import dollars, price_for, unpriced
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, wrong

@@ -8,16 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fixbot import checks, proc
-from fixbot.checks import (
-    TEST_ENV,
-    CheckResult,
-    failing_tests,
-    parse_junit,
-    parse_mypy,
-    parse_ruff,
-    run_checks,
-)
+from fixbot import proc
+from fixbot.checks import gates as checks
+from fixbot.checks.gates import TEST_ENV, parse_junit, parse_mypy, parse_ruff, run_checks
+from fixbot.records import CheckResult, failing_tests
 from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits
 from fixbot.sandbox.bwrap import BwrapSandbox
 

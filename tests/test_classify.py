@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fixbot.checks import CaseResult, CheckResult
-from fixbot.classify import classify, environment_cause
+from fixbot.checks.classify import classify, environment_cause
+from fixbot.records import CaseResult, CheckResult
 
 FILES = ["calc.py", "pkg/__init__.py", "pkg/util.py", "tests/test_calc.py"]
 

@@ -32,15 +32,15 @@ from typing import Any
 
 import pytest
 
-from fixbot import checks
-from fixbot.checks import CheckResult
+from fixbot.checks import gates as checks
 from fixbot.errors import SandboxFailed
 from fixbot.proc import Completed
+from fixbot.records import CheckResult
 from fixbot.sandbox import DEFAULT_LIMITS, Limits, Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.docker import LABEL, OOM_NOTE, DockerSandbox
 from fixbot.sandbox.scratch import attempt_scratch
-from fixbot.workspace import Workspace
+from fixbot.snapshot.workspace import Workspace
 from tests.test_docker_sandbox import ENGINE_PROBLEM
 
 CASES = Path(__file__).resolve().parent / "containment"

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from fixbot import context, prompts
-from fixbot.checks import CaseResult, CheckResult
+from fixbot import prompts
 from fixbot.llm import estimate_tokens
+from fixbot.prompts import excerpts as context
+from fixbot.records import CaseResult, CheckResult
 
 BUDGET = 8000
 

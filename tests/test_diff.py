@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.diff import (
+from fixbot.edits.patch import (
     DiffRejected,
     FileChange,
     Patch,

@@ -613,7 +613,7 @@ def test_choosing_auto_takes_docker_when_it_answers_and_bubblewrap_when_not(
 
 
 def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
-    from fixbot import doctor
+    from fixbot.cli import doctor
 
     checks = doctor.diagnose()
     by_name = {check.name: check for check in checks}

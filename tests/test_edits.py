@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.diff import DiffRejected, plan_patch
-from fixbot.edits import parse_edits
+from fixbot.edits.patch import DiffRejected, plan_patch
+from fixbot.edits.search_replace import parse_edits
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from fixbot.config import ResumeLimits
-from fixbot.escalation import after_human, allowable, parse_answer, resolve
-from fixbot.state import FixState, StateError, initial_state
+from fixbot.loop.escalation import after_human, allowable, parse_answer, resolve
+from fixbot.loop.state import FixState, StateError, initial_state
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, wrong

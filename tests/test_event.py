@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fixbot.errors import UsageError
-from fixbot.event import (
+from fixbot.forge.github.event import (
     Cleanup,
     PullInfo,
     Skip,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from fixbot.errors import EnvironmentProblem
-from fixbot.github import GitHubApiError, GitHubPublisher, connect, retry_policy
-from fixbot.publish import (
+from fixbot.forge.github.client import GitHubApiError, GitHubPublisher, connect, retry_policy
+from fixbot.forge.publish import (
     COMMENT_MARKER,
     PullRequestExists,
     PullRequestsNotPermitted,

@@ -17,10 +17,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from fixbot.config import load_config
 from fixbot.llm import OpenAIModel
 from fixbot.proc import Completed
+from fixbot.runs.session import FixRequest, run_fix
 from fixbot.sandbox import DEFAULT_LIMITS, Limits
 from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.session import FixRequest, run_fix
-from fixbot.snapshot import pin_commit
+from fixbot.snapshot.protected import pin_commit
 from tests.conftest import RunFixbot, git, make_repo, read_example
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, reply

@@ -15,9 +15,10 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.store.base import BaseStore
 
-from fixbot import cli, lessons
-from fixbot.lessons import Lesson, lesson_key, signature
-from fixbot.store import checkpointer_for, prune_threads, store_for
+from fixbot import cli
+from fixbot.loop import lessons
+from fixbot.loop.lessons import Lesson, lesson_key, signature
+from fixbot.runs.store import checkpointer_for, prune_threads, store_for
 from tests.conftest import RunFixbot, git, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, wrong

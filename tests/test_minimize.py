@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fixbot import diff
-from fixbot.minimize import hunks, without
+from fixbot.edits import patch as diff
+from fixbot.edits.minimize import hunks, without
 
 OLD = {
     "a.py": "".join(f"line {i}\n" for i in range(1, 31)),

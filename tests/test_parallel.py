@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from fixbot import cli
-from fixbot.report import FixResult, run_path
+from fixbot.report.result import FixResult, run_path
 from tests.conftest import API_KEY, RunFixbot, docker_or_skip, make_repo
 from tests.fake_openai import Fail, ScriptedOpenAI
 from tests.test_fix import GOOD, wrong

@@ -11,10 +11,10 @@ from textwrap import dedent, indent
 
 import pytest
 
-from fixbot import policy
-from fixbot.diff import FileChange, plan_patch, render_diff
-from fixbot.policy import PolicyFinding, Strictness
-from fixbot.snapshot import read_inside
+from fixbot.edits.patch import FileChange, plan_patch, render_diff
+from fixbot.screen import policy
+from fixbot.screen.policy import PolicyFinding, Strictness
+from fixbot.snapshot.protected import read_inside
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "calc"
 CALC = (EXAMPLE / "calc.py").read_text()

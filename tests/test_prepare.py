@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from fixbot.checks.prepare import ENVS, cache_key, prepared_environment
+from fixbot.checks.trial import run_trial, setup_limits
 from fixbot.config import Config, Gates
 from fixbot.errors import SetupFailed
-from fixbot.prepare import ENVS, cache_key, prepared_environment
 from fixbot.sandbox import Limits, Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.snapshot import take_snapshot
-from fixbot.trial import run_trial, setup_limits
+from fixbot.snapshot.protected import take_snapshot
 from tests.conftest import RunFixbot, git, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_docker_sandbox import ENGINE_PROBLEM

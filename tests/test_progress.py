@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fixbot.progress import Progress
+from fixbot.cli.progress import Progress
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, wrong

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from fixbot.report import FixResult, mermaid, render_markdown, run_path
-from fixbot.state import Attempt
+from fixbot.records import Attempt
+from fixbot.report.result import FixResult, mermaid, render_markdown, run_path
 
 
 def attempt(number: int, verdict: Any) -> Attempt:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fixbot.graph import (
+from fixbot.loop.graph import (
     after_apply,
     after_autofix,
     after_baseline,
@@ -17,7 +17,7 @@ from fixbot.graph import (
     recursion_limit,
     route,
 )
-from fixbot.state import FixState, StateError, initial_state, validate
+from fixbot.loop.state import FixState, StateError, initial_state, validate
 
 NOW = 1_000_000.0
 

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixbot import context, prompts
-from fixbot.checks import CheckResult
-from fixbot.runlog import (
-    CHARS_PER_JOB,
-    LINES_PER_JOB,
-    JobSummary,
-    failed,
-    failed_job,
-    tail,
-)
+from fixbot import prompts
+from fixbot.forge.runlog import CHARS_PER_JOB, LINES_PER_JOB, JobSummary, failed, failed_job, tail
+from fixbot.prompts import excerpts as context
+from fixbot.records import CheckResult
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

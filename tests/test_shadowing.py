@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot import diff
-from fixbot.nodes import shadowing
+from fixbot.edits import patch as diff
+from fixbot.loop.nodes import shadowing
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, reply

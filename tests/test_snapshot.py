@@ -11,7 +11,7 @@ import pytest
 from fixbot import proc
 from fixbot.config import DEFAULT_PROTECTED_PATHS
 from fixbot.errors import DirtyWorktree, NotAGitRepo
-from fixbot.snapshot import (
+from fixbot.snapshot.protected import (
     Snapshot,
     find_root,
     fresh_copy,

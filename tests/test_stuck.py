@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.checks import CheckResult
-from fixbot.state import Attempt
-from fixbot.stuck import gives_up, similarity, strike
+from fixbot.loop.stuck import gives_up, similarity, strike
+from fixbot.records import Attempt, CheckResult
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.test_fix import GOOD, wrong

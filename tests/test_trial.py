@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from fixbot.checks.trial import INFRA_ATTEMPTS, run_trial
 from fixbot.config import Config, Gates
 from fixbot.errors import SandboxFailed
 from fixbot.proc import Completed
 from fixbot.sandbox import DEFAULT_LIMITS, Limits
 from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.snapshot import take_snapshot
-from fixbot.trial import INFRA_ATTEMPTS, run_trial
+from fixbot.snapshot.protected import take_snapshot
 from tests.conftest import make_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from fixbot import checks
-from fixbot.checks import CheckResult, Finding
-from fixbot.verdict import new_findings, problems
+from fixbot.checks import gates as checks
+from fixbot.checks.verdict import new_findings, problems
+from fixbot.records import CheckResult, Finding
 
 
 def outcome(kind: str) -> checks.CaseResult:  # via the module: pytest would collect Test*

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from fixbot import diff
+from fixbot.checks.trial import run_trial
 from fixbot.config import Config, Gates
+from fixbot.edits import patch as diff
 from fixbot.sandbox import Limits, Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.scratch import attempt_scratch, reap
-from fixbot.snapshot import Snapshot, read_inside, take_snapshot
-from fixbot.trial import run_trial
-from fixbot.workspace import Workspace, mismatches, prepare, put_back_protected
+from fixbot.snapshot.protected import Snapshot, read_inside, take_snapshot
+from fixbot.snapshot.workspace import Workspace, mismatches, prepare, put_back_protected
 from tests.conftest import make_repo
 from tests.test_docker_sandbox import ENGINE_PROBLEM
 

@@ -11,7 +11,7 @@ import jinja2
 @cache
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(  # noqa: S701 - plain text for a model, not HTML
-        loader=jinja2.PackageLoader("fixbot", "prompts"),
+        loader=jinja2.PackageLoader("fixbot", "prompts/templates"),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

@@ -1,0 +1,166 @@
+"""The graph's state: plain, serialisable data, with one agreed initial value per routing field.
+
+`initial_state` is the only way a run's state comes into being; `validate` runs at graph entry
+(and on resume) and fails loudly on a missing or ill-typed field instead of letting a router
+fall back to a default that disagrees with the initial state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, TypedDict, get_args
+
+from fixbot.records import (
+    RUN_STATUSES,
+    VERDICTS,
+    Attempt,
+    CheckResult,
+    FailedJob,
+    RunStatus,
+    Verdict,
+)
+
+Classification = Literal["", "code", "flaky", "environment"]
+CLASSIFICATIONS: frozenset[str] = frozenset(get_args(Classification))
+# What the loop itself records; "error" is a result's only, never a state's.
+STATUSES: frozenset[str] = RUN_STATUSES - {"error"}
+
+
+class StateError(RuntimeError):
+    """The graph state is missing a field or holds one of the wrong type: a bug, never data."""
+
+
+class Candidate(TypedDict):
+    """One of a round's parallel candidates, as its branch left it for `pick`."""
+
+    slot: int  # its place in the round: it asked at parallel.temperatures[slot % len]
+    attempt: Attempt | None  # None: its call was refused (the deadline or a budget)
+    refused: str  # why, when it was
+    finished: float  # epoch seconds when its checks ended: the first pass wins
+
+
+def pool(gathered: list[Candidate], update: list[Candidate]) -> list[Candidate]:
+    """The reducer of FixState.candidates: parallel branches add theirs; [] empties the pool."""
+    return [*gathered, *update] if update else []
+
+
+class FixState(TypedDict):
+    thread_id: str
+    commit: str
+    manifest: dict[str, str]
+    baseline: CheckResult | None
+    # Routing fields: the router reads exactly these.
+    attempt: int  # generate calls so far
+    max_iterations: int
+    tokens_used: int
+    token_budget: int
+    cost_used: float  # US dollars, from the price table (0 when the models have no price)
+    cost_budget: float  # US dollars; 0: no money cap
+    deadline: float  # epoch seconds
+    verdict: Verdict  # of the attempt in flight
+    status: RunStatus
+    classification: Classification  # of the baseline failure; "" until the baseline ran
+    # Records.
+    current: Attempt | None
+    attempts: list[Attempt]
+    feedback: str
+    reason: str
+    final_diff: str
+    verification: CheckResult | None
+    labels: list[str]  # e.g. "pre-existing": the failure also fails on the base
+    flaky_tests: list[str]
+    dropped_hunks: list[str]  # hunks of the passing diff that the pass did not need
+    network_probe: str  # what a connection attempt from inside the sandbox got
+    hint: str  # a human's hint, shown in every prompt from then on
+    allowed_protected: list[str]  # protected files a human explicitly opened to edits
+    resumes: int  # answers to escalations so far
+    strikes: int  # consecutive stuck attempts (repeats, stagnation); two escalate
+    slots: int  # candidates the next round asks for at once (parallel); 1: one at a time
+    stuck_reason: str
+    ci_jobs: list[FailedJob]  # the failed CI run's jobs and log tails: untrusted context
+    escalated_at: list[int]  # the attempt count at each escalation (0: after the baseline)
+    candidates: Annotated[list[Candidate], pool]  # the round in flight, gathered for `pick`
+
+
+ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
+    "attempt": int,
+    "max_iterations": int,
+    "tokens_used": int,
+    "token_budget": int,
+    "cost_used": (int, float),
+    "cost_budget": (int, float),
+    "deadline": (int, float),
+    "verdict": str,
+    "status": str,
+    "classification": str,
+    "strikes": int,
+    "slots": int,
+}
+
+
+def initial_state(
+    *,
+    thread_id: str,
+    commit: str,
+    manifest: Mapping[str, str],
+    max_iterations: int,
+    token_budget: int,
+    deadline: float,
+    cost_budget: float = 0.0,
+    hint: str = "",
+    ci_jobs: Sequence[FailedJob] = (),
+) -> FixState:
+    return FixState(
+        thread_id=thread_id,
+        commit=commit,
+        manifest=dict(manifest),
+        baseline=None,
+        attempt=0,
+        max_iterations=max_iterations,
+        tokens_used=0,
+        token_budget=token_budget,
+        cost_used=0.0,
+        cost_budget=cost_budget,
+        deadline=deadline,
+        verdict="none",
+        status="running",
+        current=None,
+        attempts=[],
+        feedback="",
+        reason="",
+        final_diff="",
+        verification=None,
+        classification="",
+        labels=[],
+        flaky_tests=[],
+        dropped_hunks=[],
+        network_probe="",
+        hint=hint,
+        allowed_protected=[],
+        resumes=0,
+        strikes=0,
+        slots=1,
+        stuck_reason="",
+        ci_jobs=list(ci_jobs),
+        escalated_at=[],
+        candidates=[],
+    )
+
+
+def validate(state: Mapping[str, Any]) -> None:
+    """Raise StateError unless every field exists and every routing field is well-typed."""
+    missing = sorted(set(FixState.__annotations__) - set(state))
+    if missing:
+        raise StateError(f"graph state is missing {', '.join(missing)}")
+    for name, kind in ROUTING_FIELDS.items():
+        value = state[name]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise StateError(f"graph state field {name!r} is {value!r}, not {kind}")
+    if state["verdict"] not in VERDICTS:
+        raise StateError(f"graph state field 'verdict' is {state['verdict']!r}")
+    if state["status"] not in STATUSES:
+        raise StateError(f"graph state field 'status' is {state['status']!r}")
+    if state["classification"] not in CLASSIFICATIONS:
+        raise StateError(f"graph state field 'classification' is {state['classification']!r}")
+    if state["max_iterations"] < 1 or state["attempt"] < 0 or state["slots"] < 1:
+        raise StateError("graph state needs max_iterations >= 1, attempt >= 0 and slots >= 1")
