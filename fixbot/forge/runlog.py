@@ -2,9 +2,8 @@
 tail of each failed job's log, bounded, redacted, and inert.
 
 Pure: fetching the jobs and the logs is the Publisher's (forge/github/client.py). A log is
-whatever
-the failing build printed (the repository's code, its dependencies, anyone who can push), so
-it is data the model may read to diagnose, and nothing more: never an instruction, never a
+whatever the failing build printed (the repository's code, its dependencies, anyone who can
+push), so it is data the model may read to diagnose, and nothing more: never an instruction, never a
 command (the test command comes only from the config), never a workflow command (fixbot does
 not print it). The prompt shows it in a fence it cannot close, under a notice that it is
 untrusted.
