@@ -25,10 +25,9 @@ from typing import Any
 from fixbot.config import load_config
 from fixbot.llm import Reply
 from fixbot.loop import nodes
-from fixbot.runs.session import FixRequest, run_fix
-from fixbot.runs.store import sqlite_checkpointer
-from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.snapshot.protected import pin_commit
+from fixbot.runs import FixRequest, run_fix, sqlite_checkpointer
+from fixbot.sandbox import BwrapSandbox
+from fixbot.snapshot import pin_commit
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "calc"
 

@@ -19,12 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fixbot import proc
-from fixbot.checks.gates import TEST_ENV, command_argv
+from fixbot.checks import TEST_ENV, command_argv
 from fixbot.errors import SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import BASE_ENV, OUTPUTS, Limits, Sandbox
-from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.sandbox.docker import DockerSandbox
+from fixbot.sandbox import BASE_ENV, OUTPUTS, BwrapSandbox, DockerSandbox, Limits, Sandbox
 
 TARGETS = {"bwrap": 1.2, "docker": 2.0}
 LIMITS = Limits(timeout_seconds=120, memory_mb=2048)

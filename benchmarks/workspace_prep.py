@@ -25,12 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixbot.edits import patch as diff
-from fixbot.sandbox import Limits
-from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.sandbox.scratch import attempt_scratch
-from fixbot.snapshot.protected import Snapshot, read_inside, tree_bytes
-from fixbot.snapshot.workspace import prepare
+from fixbot import edits as diff
+from fixbot.sandbox import BwrapSandbox, Limits, attempt_scratch
+from fixbot.snapshot import Snapshot, prepare, read_inside, tree_bytes
 
 PATCH = """\
 --- a/pkg/m0/f0.py

@@ -9,9 +9,15 @@
         ├── SandboxUnavailable
         ├── SandboxFailed     the sandbox itself died (not the code in it)
         ├── SetupFailed       setup_command (the prepare step) failed or timed out
-        └── ModelUnreachable  the model endpoint failed after retries
+        ├── ModelUnreachable  the model endpoint failed after retries
+        │   └── DeadlinePassed            (llm.py) the run's wall clock ran out during a call
+        ├── RunInProgress     (runs/store.py) another live process runs this thread
+        ├── GitFailed         (forge/git.py) a git command of the publish step failed
+        ├── PullRequestsNotPermitted (forge/port.py) the token may not open pull requests
+        └── GitHubApiError    (forge/github/client.py) the GitHub API failed after retries
 
-The exit codes themselves are decided in one place: `report.exit_code_for_error`.
+The subclasses marked with a module live beside the code that raises them. The exit codes
+themselves are decided in one place: `report.exit_code` (via `report.error_kind`).
 """
 
 from __future__ import annotations

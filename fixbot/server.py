@@ -7,9 +7,11 @@ environment, never from a request. Two nodes wrap the loop:
     START -> pin -> fix -> END
 
 `pin` records the thread id and the commit (HEAD unless one is named), so a resume snapshots the
-same commit. `fix` builds the real dependencies (snapshot, sandbox, model) and runs the graph of
-graph.py as a subgraph with them as its context: its checkpoints, its interrupt() and the answer
-(`Command(resume=...)` through the runs API, as `fixbot resume` sends) live in the server's thread.
+same commit. `fix` builds the real dependencies with the same assembly as `fixbot fix`
+(runs.models / build_deps: the strong model, the money cap's prices, the secrets redacted) and
+runs the loop (loop/graph.py) as a subgraph with them as its context: its checkpoints, its
+interrupt() and the answer (`Command(resume=...)` through the runs API, as `fixbot resume`
+sends) live in the server's thread, its lessons in the server's store.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import closing, contextmanager
+from collections.abc import Mapping
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -28,26 +30,14 @@ from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server's schemas)
 
-from fixbot.config import Config, load_config
+from fixbot.config import load_config
 from fixbot.errors import UsageError
-from fixbot.llm import OpenAIModel
-from fixbot.loop.budget import unpriced
-from fixbot.loop.graph import build_graph, recursion_limit
-from fixbot.loop.nodes import Deps, Update
-from fixbot.loop.state import FixState, initial_state, validate
-from fixbot.sandbox.select import choose
-from fixbot.snapshot.protected import (
-    Snapshot,
-    find_root,
-    pin_commit,
-    repository_identity,
-    resolve_commit,
-    take_snapshot,
-)
-
-SECRET_VARIABLES = ("OPENAI_API_KEY",)
+from fixbot.loop import FixState, Update, build_graph, initial_state, recursion_limit, validate
+from fixbot.runs import Clients, build_deps, choose_sandbox, models, secrets_in, snapshots
+from fixbot.snapshot import find_root, pin_commit, resolve_commit
 
 
 @dataclass(frozen=True)
@@ -77,7 +67,7 @@ def server_graph(
     environ: Mapping[str, str],
 ) -> CompiledStateGraph[FixState, RunSettings, RunInput, FixState]:
     def fix(state: FixState, runtime: Runtime[RunSettings]) -> Update:
-        return run_loop(state, settings_of(runtime), environ)
+        return run_loop(state, settings_of(runtime), environ, runtime.store)
 
     graph = StateGraph(FixState, context_schema=RunSettings, input_schema=RunInput)
     graph.add_node("pin", pin)
@@ -102,57 +92,56 @@ def settings_of(runtime: Runtime[RunSettings]) -> RunSettings:
     return settings
 
 
-def run_loop(state: FixState, settings: RunSettings, environ: Mapping[str, str]) -> Update:
+def run_loop(
+    state: FixState,
+    settings: RunSettings,
+    environ: Mapping[str, str],
+    store: BaseStore | None = None,
+) -> Update:
     """One run (or resume) of graph.py's loop on the pinned commit; returns its final state.
-    An escalation raises the subgraph's interrupt, which pauses the server's run."""
+    An escalation raises the subgraph's interrupt, which pauses the server's run. The clients
+    are those `fixbot fix` builds (the strong model, the secrets it redacts), the lessons kept
+    in the server's own store."""
     root = find_root(Path(settings.repo))
     config = load_config(root, overrides=overrides(settings, environ))
-    if not config.model:
-        raise UsageError("no model named: set model in the run's context, or FIXBOT_MODEL")
-    secrets = tuple(environ[k] for k in SECRET_VARIABLES if environ.get(k))
-    docker = {k: v for k, v in environ.items() if k.startswith("DOCKER_")}
-    with (
-        closing(choose(config.sandbox.backend, environment=docker)) as sandbox,
-        OpenAIModel(
-            model=config.model,
-            api_key=environ.get("OPENAI_API_KEY"),
-            base_url=config.base_url,
-            timeout_seconds=config.request_timeout_seconds,
-        ) as model,
-        snapshots(root, state["commit"], config) as (snapshot, base),
-    ):
-        deps = Deps(
-            model=model,
-            sandbox=sandbox,
-            snapshot=snapshot,
-            config=config,
-            base_snapshot=base,
-            known_secrets=secrets,
-            repository=repository_identity(root),
-        )
-        start = initial_state(
-            thread_id=state["thread_id"],
-            commit=state["commit"],
-            manifest=snapshot.manifest,
-            max_iterations=config.max_iterations,
-            token_budget=config.budget.tokens,
-            cost_budget=config.budget.cost_usd or 0.0,
-            deadline=time.time() + config.budget.wall_clock_seconds,
-            hint=state.get("hint", ""),
-        )
-        missing = unpriced(config, [model.name])
-        if missing:
-            raise UsageError(f"budget.cost_usd needs a price for {', '.join(missing)}")
-        validate(start)
-        # On a resume the subgraph ignores `start` and continues from its own checkpoint.
-        iterations = config.max_iterations + config.resume.max_extra_iterations
-        final: Update = build_graph().invoke(
-            start,
-            {"recursion_limit": recursion_limit(iterations)},
-            context=deps,
-            durability="sync",
-        )
-        return final
+    workdir = Path(tempfile.mkdtemp(prefix="fixbot-server-"))
+    try:
+        with ExitStack() as stack:
+            model, strong = models(config, environ, stack)
+            backend, image = config.sandbox.backend, config.sandbox.image
+            sandbox = stack.enter_context(closing(choose_sandbox(backend, environ, image=image)))
+            clients = Clients(
+                model=model,
+                sandbox=sandbox,
+                checkpointer=None,  # the server's own: the subgraph checkpoints in its thread
+                store=store,
+                strong_model=strong,
+                secrets=secrets_in(environ),
+            )
+            snapshot, base = snapshots(root, state["commit"], config, workdir)
+            deps = build_deps(clients, config, snapshot, base)
+            start = initial_state(
+                thread_id=state["thread_id"],
+                commit=state["commit"],
+                manifest=snapshot.manifest,
+                max_iterations=config.max_iterations,
+                token_budget=config.budget.tokens,
+                cost_budget=config.budget.cost_usd or 0.0,
+                deadline=time.time() + config.budget.wall_clock_seconds,
+                hint=state.get("hint", ""),
+            )
+            validate(start)
+            # On a resume the subgraph ignores `start` and continues from its own checkpoint.
+            iterations = config.max_iterations + config.resume.max_extra_iterations
+            final: Update = build_graph(store=store).invoke(
+                start,
+                {"recursion_limit": recursion_limit(iterations)},
+                context=deps,
+                durability="sync",
+            )
+            return final
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def overrides(settings: RunSettings, environ: Mapping[str, str]) -> dict[str, object]:
@@ -170,21 +159,3 @@ def overrides(settings: RunSettings, environ: Mapping[str, str]) -> dict[str, ob
         "sandbox.backend": settings.sandbox,
     }
     return {key: value for key, value in values.items() if value not in (None, "")}
-
-
-@contextmanager
-def snapshots(
-    root: Path, commit: str, config: Config
-) -> Iterator[tuple[Snapshot, Snapshot | None]]:
-    """The pinned commit (and the configured base) exported to a temporary folder."""
-    workdir = Path(tempfile.mkdtemp(prefix="fixbot-server-"))
-    try:
-        snapshot = take_snapshot(root, config.protected_paths, workdir, commit)
-        base = None
-        if config.base:
-            (workdir / "base").mkdir()
-            base_commit = resolve_commit(root, config.base)
-            base = take_snapshot(root, config.protected_paths, workdir / "base", base_commit)
-        yield snapshot, base
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)

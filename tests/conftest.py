@@ -42,11 +42,47 @@ def make_repo(
     return path
 
 
+def docker_engine_problem() -> str | None:
+    """Why no Docker engine answers here, or None when one does (the client is closed either
+    way: an unclosed socket would be an error under `filterwarnings = error`)."""
+    try:
+        import docker
+    except ImportError:
+        return "the docker Python SDK is not installed"
+    try:
+        client = docker.from_env(timeout=5)
+    except Exception as exc:
+        return f"no Docker engine answers here ({type(exc).__name__})"
+    try:
+        client.ping()
+    except Exception as exc:
+        return f"no Docker engine answers here ({type(exc).__name__})"
+    finally:
+        client.close()
+    return None
+
+
+# Checked once per test session. In CI (which starts an engine) a missing one is a failure of
+# the Docker tests, never a skip: they run and fail.
+ENGINE_PROBLEM = None if os.environ.get("CI") else docker_engine_problem()
+
+
+def database_url() -> str:
+    """A PostgreSQL database for tests: .ci/run starts one and sets the variable; on a
+    developer's machine without one the tests skip (never in CI)."""
+    url = os.environ.get("FIXBOT_TEST_DATABASE_URL", "")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide FIXBOT_TEST_DATABASE_URL (see .ci/run)")
+        pytest.skip("no PostgreSQL: set FIXBOT_TEST_DATABASE_URL to run these tests")
+    return url
+
+
 def docker_or_skip() -> None:
     """A test that needs the Docker engine runs in CI (which starts one) and fails there without
     it; on a developer's machine without an engine it is skipped, saying so."""
     from fixbot.errors import SandboxUnavailable
-    from fixbot.sandbox.select import choose
+    from fixbot.sandbox import choose
 
     try:
         choose("docker")
@@ -78,6 +114,19 @@ class Run:
 
 
 RunFixbot = Callable[..., Run]
+
+
+E2E_FOLDER = Path(__file__).resolve().parent / "cli"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The end-to-end tests (the real CLI over real git, sandboxes and sockets: everything in
+    tests/cli/, and any test that drives `run_fixbot`) carry the `e2e` marker, so that
+    `-m "not e2e"` is the fast layer."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if item.path.is_relative_to(E2E_FOLDER) or "run_fixbot" in fixtures:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True)

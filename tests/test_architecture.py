@@ -1,4 +1,5 @@
-"""The shape of the house: third-party clients stay at the edge, nothing runs at import."""
+"""The shape of the house: imports run one way down the layers, each package is used through
+its face, third-party clients stay at the edge, nothing runs at import."""
 
 from __future__ import annotations
 
@@ -10,6 +11,114 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
+
+# What each part of the package may import of fixbot (besides itself): the pipeline, top down.
+# Foundation modules import only one another; a package sees the layers above it in this table.
+FOUNDATION = {"errors", "log", "proc", "secrets", "config", "llm", "paths", "records"}
+LAYERS: dict[str, set[str]] = {
+    # L0 foundation: the exception tree, logging, the subprocess helper, secrets, the config,
+    # the model client, the .fixbot/ layout, the records kept in checkpoints and evidence
+    **{name: FOUNDATION for name in FOUNDATION},
+    # L1 material: the commit and its copies, the sandboxes, a reply made a patch
+    "snapshot": FOUNDATION | {"edits"},
+    "sandbox": FOUNDATION,
+    "edits": {"errors"},
+    # L2 judgement: the checks and the pass definition, the screening, the prompts
+    "checks": FOUNDATION | {"snapshot", "sandbox", "edits"},
+    "screen": FOUNDATION | {"snapshot", "edits"},
+    "prompts": FOUNDATION | {"snapshot"},
+    # L3 the loop
+    "loop": FOUNDATION | {"snapshot", "sandbox", "edits", "checks", "screen", "prompts"},
+    # L4 the outcome: the result (never the loop), and the runs that drive the loop
+    "report": FOUNDATION,
+    "runs": FOUNDATION
+    | {"snapshot", "sandbox", "edits", "checks", "screen", "prompts", "loop"}
+    | {"report"},
+    # L5 the forge: decide, then publish; it never runs repository code
+    "forge": FOUNDATION | {"report", "edits", "screen", "snapshot"},
+    # L6 the roots: anything; nothing imports them
+    "cli": {"*"},
+    "server": {"*"},
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+
+
+def part_of(path: Path) -> str:
+    """`loop` for fixbot/loop/nodes.py, `config` for fixbot/config.py."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def fixbot_imports(path: Path) -> list[tuple[str, int]]:
+    """(fixbot.a.b, line) for every import of fixbot in the file; `from fixbot import x`
+    gives fixbot.x."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names if a.name.startswith("fixbot")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "fixbot":
+                found += [(f"fixbot.{a.name}", node.lineno) for a in node.names]
+            elif node.module.startswith("fixbot."):
+                found.append((node.module, node.lineno))
+    return found
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_run_one_way_down_the_layers(path: Path) -> None:
+    part = part_of(path)
+    allowed = LAYERS[part]
+    for module, line in fixbot_imports(path):
+        target = module.split(".")[1]
+        if target == "__version__" or target == part or "*" in allowed:
+            continue
+        assert target in allowed, f"{path.relative_to(PACKAGE)}:{line} imports {module}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_packages_are_used_through_their_faces(path: Path) -> None:
+    """Outside a package, only its __init__ (or a subpackage's) is imported: its modules are
+    its own business."""
+    part = part_of(path)
+    for module, line in fixbot_imports(path):
+        names = module.split(".")
+        target = names[1]
+        if target == part or not (PACKAGE / target).is_dir() or len(names) == 2:
+            continue
+        face = PACKAGE.joinpath(*names[1:])
+        assert face.is_dir(), f"{path.relative_to(PACKAGE)}:{line} reaches into {module}"
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {part_of(p) for p in SOURCES} - {"schema", "prompts/templates"}
+    assert parts <= set(LAYERS), parts - set(LAYERS)
+
+
+def test_the_publish_path_loads_no_sandbox_loop_or_langgraph() -> None:
+    """The publish job runs no repository code: nothing it imports could run any."""
+    code = (
+        "import sys, fixbot.forge.github.run; "
+        "bad = sorted(m for m in sys.modules if m.startswith(('fixbot.sandbox', 'fixbot.loop', "
+        "'fixbot.checks', 'fixbot.runs', 'langgraph'))); print(bad); raise SystemExit(bool(bad))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_edits_package_loads_nothing_but_the_exception_tree() -> None:
+    code = (
+        "import sys, fixbot.edits; "
+        "bad = sorted(m for m in sys.modules if m.startswith('fixbot.') "
+        "and not m.startswith('fixbot.edits') and m != 'fixbot.errors'); "
+        "print(bad); raise SystemExit(bool(bad))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
 
 # Each third-party client is imported by exactly one module.
 OWNERS = {

@@ -1,1 +1,57 @@
-"""(face to be written)"""
+"""The checks in the sandbox, and the pass definition.
+
+run_trial         a fresh workspace over the snapshot, a diff applied, the checks run
+problems          the pass definition: why an attempt is not a pass ([] when it is)
+classify          flaky / environment / code, from the baseline's runs
+require_completed a baseline that did not run properly is the environment's problem
+ruff_diff         zero-token fixes: ruff's own, for ruff-only failures
+"""
+
+from __future__ import annotations
+
+from fixbot.checks.autofix import MODEL as AUTOFIX_MODEL
+from fixbot.checks.autofix import ruff_diff, ruff_only
+from fixbot.checks.baseline import network_probe, require_completed
+from fixbot.checks.classify import Classification, classify, environment_cause
+from fixbot.checks.gates import (
+    TEST_ENV,
+    BadTestCommand,
+    command_argv,
+    is_pytest,
+    parse_mypy,
+    parse_ruff,
+    run_checks,
+)
+from fixbot.checks.junit import parse_junit
+from fixbot.checks.prepare import cache_key, dependency_files, prepared_environment
+from fixbot.checks.trial import limits_for, reader, run_trial, setup_limits, tampered_problems
+from fixbot.checks.verdict import new_findings, problems
+
+__all__ = [
+    "AUTOFIX_MODEL",
+    "TEST_ENV",
+    "BadTestCommand",
+    "Classification",
+    "cache_key",
+    "classify",
+    "command_argv",
+    "dependency_files",
+    "environment_cause",
+    "is_pytest",
+    "limits_for",
+    "network_probe",
+    "new_findings",
+    "parse_junit",
+    "parse_mypy",
+    "parse_ruff",
+    "prepared_environment",
+    "problems",
+    "reader",
+    "require_completed",
+    "ruff_diff",
+    "ruff_only",
+    "run_checks",
+    "run_trial",
+    "setup_limits",
+    "tampered_problems",
+]

@@ -13,11 +13,10 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from fixbot.edits.patch import FileChange, render_diff
+from fixbot.edits import FileChange, render_diff
 from fixbot.records import CheckResult, failing_tests
-from fixbot.sandbox import Limits, Sandbox
-from fixbot.sandbox.scratch import attempt_scratch
-from fixbot.snapshot.protected import Snapshot, fresh_copy, read_inside, repo_files, tree_bytes
+from fixbot.sandbox import Limits, RunSpec, Sandbox, attempt_scratch
+from fixbot.snapshot import Snapshot, fresh_copy, read_inside, repo_files, tree_bytes
 
 RUFF_FIX = ["python", "-m", "ruff", "check", "--fix", "--exit-zero", "--no-cache", "."]
 RUFF_FORMAT = ["python", "-m", "ruff", "format", "--no-cache", "."]
@@ -50,13 +49,10 @@ def ruff_diff(sandbox: Sandbox, snapshot: Snapshot, limits: Limits) -> str:
         workspace = fresh_copy(snapshot, scratch / "repo")
         (scratch / "out").mkdir()
         for argv in (RUFF_FIX, RUFF_FORMAT):
-            sandbox.run(
-                argv,
-                workspace=workspace,
-                outputs=scratch / "out",
-                readonly=list(snapshot.protected),
-                limits=limits,
+            spec = RunSpec(
+                workspace, scratch / "out", readonly=list(snapshot.protected), limits=limits
             )
+            sandbox.run(argv, spec)
         changes = []
         for rel in repo_files(snapshot):
             if rel in snapshot.manifest:

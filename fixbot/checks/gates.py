@@ -28,7 +28,7 @@ from fixbot.records import (
     Finding,
     TestOutcome,
 )
-from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, Sandbox
+from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
 
 _PYTEST_OPTIONS = (
     "-p",
@@ -94,16 +94,8 @@ def run_checks(
     try:
 
         def contained(argv: list[str], env: dict[str, str] | None = None) -> Completed:
-            return sandbox.run(
-                argv,
-                workspace=workspace,
-                outputs=outputs,
-                lower=lower,
-                prepared=prepared,
-                readonly=readonly,
-                limits=limits,
-                env=env,
-            )
+            spec = RunSpec(workspace, outputs, lower, prepared, readonly, limits, env)
+            return sandbox.run(argv, spec)
 
         findings: list[Finding] = []
         commands: list[str] = []

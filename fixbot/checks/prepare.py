@@ -28,10 +28,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from fixbot.errors import SetupFailed
+from fixbot.paths import StateDir
 from fixbot.sandbox import PREPARED, Limits, Sandbox
-from fixbot.snapshot.protected import Snapshot, fresh_copy, is_protected, read_inside, repo_files
+from fixbot.snapshot import Snapshot, fresh_copy, is_protected, read_inside, repo_files
 
-ENVS = Path(".fixbot") / "envs"
 DONE = ".fixbot-prepared"
 DEPENDENCY_FILES = (
     "requirements*.txt",
@@ -88,7 +88,7 @@ def prepared_environment(
     argv = shlex.split(setup_command)
     if not argv:
         return None
-    envs = snapshot.repo / ENVS
+    envs = StateDir(snapshot.repo).envs
     envs.mkdir(parents=True, exist_ok=True)
     key = cache_key(snapshot, setup_command, sandbox)
     final = envs / key

@@ -8,19 +8,24 @@ manifest after them; the scratch folder is removed whatever happens.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fixbot.checks.gates import BadTestCommand, run_checks
 from fixbot.checks.prepare import prepared_environment
 from fixbot.config import Config
-from fixbot.edits import patch as diff
+from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
 from fixbot.records import CheckResult
-from fixbot.sandbox import Limits, Sandbox
-from fixbot.sandbox.scratch import attempt_scratch
-from fixbot.snapshot import workspace
-from fixbot.snapshot.protected import Snapshot, read_inside, tree_bytes
+from fixbot.sandbox import Limits, Sandbox, attempt_scratch
+from fixbot.snapshot import (
+    Snapshot,
+    mismatches,
+    prepare,
+    put_back_protected,
+    read_inside,
+    tree_bytes,
+)
 
 INFRA_ATTEMPTS = 3
 
@@ -48,6 +53,11 @@ def reader(root: Path) -> Callable[[str], str | None]:
     return lambda path: read_inside(root, path)
 
 
+def tampered_problems(paths: Sequence[str]) -> list[str]:
+    """The one wording of a protected file found changed after a check ran."""
+    return [f"protected file {path} was modified while the checks ran" for path in paths]
+
+
 def run_trial(
     sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str
 ) -> tuple[CheckResult, list[str]]:
@@ -69,15 +79,13 @@ def run_trial(
 def _run_once(
     sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str, prepared: Path | None
 ) -> tuple[CheckResult, list[str]]:
-    patch = diff.plan_patch(patch_text, reader(snapshot.tree)) if patch_text else None
+    patch = plan_patch(patch_text, reader(snapshot.tree)) if patch_text else None
     limits = limits_for(config)
     # A full copy needs room for the tree itself on top of what the attempt may write.
     extra = 0 if sandbox.layered else tree_bytes(snapshot)
     with attempt_scratch(limits.disk_mb, extra_bytes=extra) as scratch:
-        tree = workspace.prepare(
-            snapshot, scratch.path / "repo", layered=sandbox.layered, patch=patch
-        )
-        workspace.put_back_protected(snapshot, tree)
+        tree = prepare(snapshot, scratch.path / "repo", layered=sandbox.layered, patch=patch)
+        put_back_protected(snapshot, tree)
         try:
             result = run_checks(
                 sandbox,
@@ -93,4 +101,4 @@ def _run_once(
             )
         except BadTestCommand as exc:
             raise UsageError(str(exc)) from exc
-        return result, workspace.mismatches(snapshot, tree)
+        return result, mismatches(snapshot, tree)

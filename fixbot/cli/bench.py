@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,14 @@ from typing import Any
 from fixbot import proc
 from fixbot.config import CONFIG_FILE
 from fixbot.errors import EnvironmentProblem, FixbotError, UsageError
+from fixbot.paths import DIRNAME
 from fixbot.proc import Completed
-from fixbot.report.result import FixResult, error_result
-from fixbot.sandbox import DEFAULT_LIMITS, Limits, Sandbox
+from fixbot.records import RunStatus
+from fixbot.report import FixResult, error_result
+from fixbot.sandbox import DEFAULT_LIMITS, Limits, RunSpec, Sandbox
 
 # What an entry's copy leaves behind: another repository's history, fixbot's state, caches.
-_NOT_COPIED = (".git", ".fixbot", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache")
+_NOT_COPIED = (".git", DIRNAME, "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache")
 _GIT_IDENTITY = ("-c", "user.name=fixbot bench", "-c", "user.email=bench@fixbot.invalid")
 
 Wrap = Callable[[Sandbox], Sandbox]
@@ -38,7 +40,7 @@ FixEntry = Callable[[Path, Wrap], FixResult]
 @dataclass(frozen=True)
 class Row:
     entry: str
-    status: str  # fixed | escalated | error | already_passing | aborted
+    status: RunStatus
     attempts: int  # model attempts made
     attempts_to_pass: int | None  # the attempt that passed, when fixed (0: no model call)
     prompt_tokens: int
@@ -232,30 +234,10 @@ class TimedSandbox:
     def layered(self) -> bool:
         return self.inner.layered
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        workspace: Path,
-        outputs: Path,
-        lower: Path | None = None,
-        prepared: Path | None = None,
-        readonly: Sequence[str] = (),
-        limits: Limits = DEFAULT_LIMITS,
-        env: Mapping[str, str] | None = None,
-    ) -> Completed:
+    def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         start = self.timer.clock()
         try:
-            return self.inner.run(
-                argv,
-                workspace=workspace,
-                outputs=outputs,
-                lower=lower,
-                prepared=prepared,
-                readonly=readonly,
-                limits=limits,
-                env=env,
-            )
+            return self.inner.run(argv, spec)
         finally:
             self.timer.add(self.timer.clock() - start)
 

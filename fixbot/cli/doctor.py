@@ -15,10 +15,16 @@ from pathlib import Path
 
 from fixbot import proc
 from fixbot.errors import SandboxFailed, SandboxUnavailable
-from fixbot.sandbox import Limits, Sandbox
-from fixbot.sandbox.bwrap import BwrapSandbox
-from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox, sdk_version
-from fixbot.sandbox.scratch import can_mount
+from fixbot.sandbox import (
+    LOCAL_IMAGE,
+    BwrapSandbox,
+    DockerSandbox,
+    Limits,
+    RunSpec,
+    Sandbox,
+    can_mount,
+    sdk_version,
+)
 
 _LIMITS = Limits(timeout_seconds=60, memory_mb=1024)
 # (check name, module, what to install when it is missing)
@@ -118,12 +124,8 @@ def _tool_in(sandbox: Sandbox | None, name: str, module: str, install: str) -> C
     try:
         (scratch / "workspace").mkdir()
         (scratch / "outputs").mkdir()
-        result = sandbox.run(
-            ["python", "-m", module, "--version"],
-            workspace=scratch / "workspace",
-            outputs=scratch / "outputs",
-            limits=_LIMITS,
-        )
+        spec = RunSpec(scratch / "workspace", scratch / "outputs", limits=_LIMITS)
+        result = sandbox.run(["python", "-m", module, "--version"], spec)
     except SandboxFailed as exc:
         return Check(name, False, "", f"the {sandbox.name} sandbox failed: {exc}")
     finally:

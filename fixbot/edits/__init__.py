@@ -1,1 +1,48 @@
-"""(face to be written)"""
+"""A model's reply -> one canonical Patch (pure: nothing runs, nothing is written but by
+write_changes). Loads nothing of fixbot but the exception tree.
+
+    parse_reply    reply text + read access to the snapshot -> Patch, or DiffRejected
+    plan_patch     a unified diff -> Patch (hunks placed by content, never by line numbers)
+    render_diff    FileChanges -> the canonical diff
+    changed_paths  the paths a canonical diff changes (the one header parser)
+    hunks/without  a canonical diff's hunks, and the diff without some of them (minimize)
+"""
+
+from __future__ import annotations
+
+from fixbot.edits.fences import extract_diff
+from fixbot.edits.minimize import HunkRef, hunks, without
+from fixbot.edits.patch import (
+    DiffRejected,
+    FileChange,
+    Patch,
+    changed_paths,
+    header_path,
+    render_diff,
+    repo_path,
+    summary,
+    write_changes,
+)
+from fixbot.edits.reply import NO_EDIT, Reader, parse_edits, parse_reply
+from fixbot.edits.unified import plan_patch
+
+__all__ = [
+    "NO_EDIT",
+    "DiffRejected",
+    "FileChange",
+    "HunkRef",
+    "Patch",
+    "Reader",
+    "changed_paths",
+    "extract_diff",
+    "header_path",
+    "hunks",
+    "parse_edits",
+    "parse_reply",
+    "plan_patch",
+    "render_diff",
+    "repo_path",
+    "summary",
+    "without",
+    "write_changes",
+]

@@ -2,7 +2,7 @@
 
 A verified fix may carry hunks the pass does not need (a stray reformat, a speculative
 second change). The minimize node drops each hunk whose removal keeps the pass; this module
-only does the text work, re-planned through diff.plan_patch so the result is canonical.
+only does the text work, re-planned through plan_patch so the result is canonical.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from fixbot.edits import patch as diff
+from fixbot.edits.patch import DiffRejected, header_path
+from fixbot.edits.unified import plan_patch
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def _file_blocks(diff_text: str) -> list[tuple[list[str], list[list[str]]]]:
 
 
 def _path(header: list[str]) -> str:
-    return diff.header_path(header[0]) or ""
+    return header_path(header[0]) or ""
 
 
 def hunks(diff_text: str) -> list[HunkRef]:
@@ -64,6 +65,6 @@ def without(diff_text: str, drop: Collection[int], read: Callable[[str], str | N
     if not kept:
         return ""
     try:
-        return diff.plan_patch("".join(kept), read).diff
-    except diff.DiffRejected:
+        return plan_patch("".join(kept), read).diff
+    except DiffRejected:
         return ""  # what is left changes nothing, or no longer stands on its own

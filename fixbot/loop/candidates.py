@@ -1,6 +1,6 @@
 """Parallel candidates: after the first failed attempt, a round of K attempts at once.
 
-`reflect` sizes the round (`nodes.round_size`: what the attempts and budgets left can pay for);
+`reflect` sizes the round (`budget.round_size`: what the attempts and budgets left can pay for);
 the router sends one `candidate` per slot (LangGraph `Send`), each asking at its own
 temperature, then screening its reply and running the checks on a fresh workspace like any
 attempt; `pick` gathers the round, decides every candidate by the pass definition, and keeps
@@ -13,10 +13,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from fixbot.loop import nodes
-from fixbot.loop.nodes import Deps, Update
-from fixbot.loop.state import Candidate, FixState
-from fixbot.records import Attempt, failing_tests
+from fixbot.loop.attempts import checks_over, decide, new_attempt, record
+from fixbot.loop.budget import Refused, ask, model_for
+from fixbot.loop.deps import Deps, Update
+from fixbot.loop.nodes import messages_for, screened
+from fixbot.loop.state import Candidate, FixState, StateError
+from fixbot.records import Attempt
 
 
 class Slot(FixState):
@@ -28,31 +30,26 @@ class Slot(FixState):
 def candidate(state: Slot, runtime: Runtime[Deps]) -> Update:
     """One model call at this slot's temperature, its reply screened, its checks run."""
     deps = runtime.context
-    assert state["baseline"] is not None
     slot = state["slot"]
     temperatures = deps.config.parallel.temperatures
     temperature = temperatures[slot % len(temperatures)]
     number = state["attempt"] + slot + 1
-    model = nodes.model_for(deps, number - 1)
-    asked = nodes.ask(state, deps, model, nodes.messages_for(state, runtime), temperature)
-    if isinstance(asked, str):
-        return {"candidates": [_gathered(slot, None, asked, deps)]}
-    reply, spent_usd = asked
-    attempt = nodes.new_attempt(number, reply, spent_usd, temperature)
-    allowed = state["allowed_protected"]
-    patch, problems = nodes.screen(
-        attempt["reply"], deps, failing_tests(state["baseline"]), allowed
-    )
-    if patch is None or problems:
-        refused: Attempt = {**attempt, "problems": problems, "verdict": "rejected"}
+    model = model_for(deps, number - 1)
+    asked = ask(state, deps, model, messages_for(state, runtime), temperature)
+    if isinstance(asked, Refused):
+        return {"candidates": [_gathered(slot, None, asked.reason, deps)]}
+    attempt = new_attempt(number, asked.reply, asked.cost_usd, temperature)
+    diff = screened(attempt["reply"], state, deps)
+    if not isinstance(diff, str):
+        refused: Attempt = {**attempt, "problems": diff, "verdict": "rejected"}
         return {"candidates": [_gathered(slot, refused, "", deps)]}
-    result, tampered = nodes.checks_over(deps, patch.diff, allowed=allowed)
+    result, tampered = checks_over(deps, diff, allowed=state["allowed_protected"])
     ran: Attempt = {
         **attempt,
-        "diff": patch.diff,
+        "diff": diff,
         "verdict": "applied",
         "check": result,
-        "problems": [f"protected file {p} was modified while the checks ran" for p in tampered],
+        "problems": tampered,
     }
     return {"candidates": [_gathered(slot, ran, "", deps)]}
 
@@ -64,10 +61,11 @@ def _gathered(slot: int, attempt: Attempt | None, refused: str, deps: Deps) -> C
 def pick(state: FixState, runtime: Runtime[Deps]) -> Update:
     """The round decided: every candidate recorded as an attempt (numbered in the order they are
     listed), the first pass to finish listed last so that verify takes it; the pool emptied."""
-    assert state["baseline"] is not None
     baseline = state["baseline"]
+    if baseline is None:
+        raise StateError("pick ran before the baseline")
     pool = sorted(state["candidates"], key=_slot)
-    decided = [(c, nodes.decide(baseline, c["attempt"])) for c in pool if c["attempt"]]
+    decided = [(c, decide(baseline, c["attempt"])) for c in pool if c["attempt"]]
     if not decided:
         reason = pool[0]["refused"] if pool else "no candidate was asked"
         return {"candidates": [], "verdict": "over_budget", "reason": reason}
@@ -85,7 +83,7 @@ def pick(state: FixState, runtime: Runtime[Deps]) -> Update:
         "cost_used": state["cost_used"] + sum(a["cost_usd"] for a in numbered),
         "attempt": state["attempt"] + len(numbered),
     }
-    return {"candidates": [], **spent, **nodes.record(state, runtime.context, numbered)}
+    return {"candidates": [], **spent, **record(state, runtime.context, numbered)}
 
 
 def _slot(gathered: Candidate) -> int:

@@ -16,11 +16,10 @@ from langgraph.types import interrupt
 
 from fixbot import prompts
 from fixbot.config import ResumeLimits
-from fixbot.loop.nodes import Deps, Update
+from fixbot.loop.budget import Limit, limit_reached
+from fixbot.loop.deps import Deps, Update
 from fixbot.loop.state import FixState, StateError
-
-# Never allowed, even when a maintainer names them: the fixer's own configuration and CI.
-NEVER_UNPROTECTED = (".fixbot.yml", ".github/")
+from fixbot.screen import never_editable
 
 
 class Answer(TypedDict, total=False):
@@ -32,31 +31,30 @@ class Answer(TypedDict, total=False):
 
 
 def escalate(state: FixState, runtime: Runtime[Deps]) -> Update:
+    found = escalation(state, runtime.context.clock())
     return {
         "status": "escalated",
-        "reason": escalation_reason(state, runtime.context.clock()),
+        "escalation": found.kind,
+        "reason": found.reason,
         "escalated_at": [*state["escalated_at"], state["attempt"]],
     }
 
 
-def escalation_reason(state: FixState, now: float) -> str:
-    if state["classification"] in ("flaky", "environment"):
-        return state["reason"]
-    if state["strikes"] >= 2:
-        return f"stuck: {state['stuck_reason']}"
+def escalation(state: FixState, now: float) -> Limit:
+    """Why the run escalates: a failure fixbot does not fix, a verification that did not hold,
+    a call the budget refused, or the limit the router saw (`limit_reached`)."""
+    if state["classification"] == "flaky":
+        return Limit("flaky", state["reason"])
+    if state["classification"] == "environment":
+        return Limit("environment", state["reason"])
     if state["verification"] is not None and state["verdict"] == "fail":
-        return f"the final verification failed: {state['reason']}"
-    if state["attempt"] >= state["max_iterations"]:
-        return f"iterations: {state['attempt']} of {state['max_iterations']} attempts used"
+        return Limit("verification", f"the final verification failed: {state['reason']}")
     if state["verdict"] == "over_budget":
-        return f"budget: {state['reason']}"
-    if state["tokens_used"] >= state["token_budget"]:
-        return f"budget: {state['tokens_used']} of {state['token_budget']} tokens used"
-    if state["cost_budget"] and state["cost_used"] >= state["cost_budget"]:
-        return f"budget: ${state['cost_used']:.4f} of ${state['cost_budget']:.4f} spent"
-    if now >= state["deadline"]:
-        return "budget: the wall-clock deadline passed"
-    return "escalated"
+        return Limit("budget", f"budget: {state['reason']}")
+    found = limit_reached(state, now)
+    if found is None:
+        raise StateError("escalate reached with no limit reached and nothing refused")
+    return found
 
 
 def question(state: FixState) -> dict[str, Any]:
@@ -117,6 +115,7 @@ def resolve(state: FixState, answer: Answer, limits: ResumeLimits, now: float) -
     hint = answer.get("hint", "")
     return {
         "status": "running",
+        "escalation": "",
         "classification": "code",
         "strikes": 0,
         "stuck_reason": "",
@@ -131,9 +130,7 @@ def resolve(state: FixState, answer: Answer, limits: ResumeLimits, now: float) -
         ),
         "deadline": now + limits.extra_seconds,
         "hint": hint,
-        "feedback": prompts.render(
-            "resume.j2", hint=hint, allowed=allowed, previous=state["feedback"]
-        ),
+        "feedback": prompts.resume_note(hint, allowed, state["feedback"]),
         "allowed_protected": sorted({*state["allowed_protected"], *allowed}),
         "resumes": state["resumes"] + 1,
     }
@@ -144,7 +141,7 @@ def allowable(paths: list[str], manifest: Mapping[str, str]) -> list[str]:
     for path in paths:
         if path not in manifest:
             raise StateError(f"{path!r} is not a protected file of this snapshot")
-        if path.startswith(NEVER_UNPROTECTED):
+        if never_editable(path):
             raise StateError(f"{path!r} can never be opened to edits")
     return sorted(set(paths))
 

@@ -27,12 +27,12 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
 from fixbot.loop import candidates, escalation, nodes
-from fixbot.loop.nodes import Deps
+from fixbot.loop.budget import limit_reached
+from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState, StateError
 
 Route = Literal["verify", "reflect", "escalate"]
 STEPS_PER_ATTEMPT = 5  # generate, apply, check, judge, reflect
-STRIKES_TO_ESCALATE = 2  # one stuck attempt earns a warning; a second one in a row escalates
 
 
 def route(state: FixState, now: float) -> Route:
@@ -42,13 +42,7 @@ def route(state: FixState, now: float) -> Route:
         return "verify"
     if verdict not in ("fail", "rejected"):
         raise StateError(f"route() reached with verdict {verdict!r}")
-    if state["attempt"] >= state["max_iterations"] or state["strikes"] >= STRIKES_TO_ESCALATE:
-        return "escalate"
-    if state["tokens_used"] >= state["token_budget"] or now >= state["deadline"]:
-        return "escalate"
-    if state["cost_budget"] and state["cost_used"] >= state["cost_budget"]:
-        return "escalate"
-    return "reflect"
+    return "escalate" if limit_reached(state, now) else "reflect"
 
 
 def after_generate(state: FixState) -> Literal["apply", "escalate"]:

@@ -21,6 +21,12 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from fixbot.edits import changed_paths, summary
+from fixbot.loop.deps import Deps
+from fixbot.loop.state import FixState
+from fixbot.records import CheckResult, failing_tests
+from fixbot.secrets import redact
+
 CAP = 50
 SHOWN = 3
 MIN_SCORE = 0.25  # share of words two failures must have in common to count as alike
@@ -148,3 +154,33 @@ def prune(store: BaseStore, older_than: float, now: float | None = None) -> int:
 def _words(lines: Iterable[str]) -> set[str]:
     found = {word.lower() for line in lines for word in _WORD.findall(line)}
     return found - _COMMON
+
+
+def failure_of(check: CheckResult) -> tuple[str, ...]:
+    return signature({t: check["tests"][t]["message"] for t in failing_tests(check)})
+
+
+def shown_for(store: BaseStore | None, repository: str, baseline: CheckResult) -> list[Lesson]:
+    """What fixed the failures most like this one before, in this repository."""
+    if store is None or not repository:
+        return []
+    return relevant(store, repository, failure_of(baseline))
+
+
+def learn(store: BaseStore | None, deps: Deps, state: FixState) -> None:
+    """After a verified pass only: what fixed this failure, for the next run to see."""
+    if store is None or not deps.repository or state["baseline"] is None:
+        return
+    last = state["attempts"][-1]
+    failure = failure_of(state["baseline"])
+    fixed = state["final_diff"] or last["diff"]
+    prose = last["reply"].split("```", 1)[0].strip().replace("\n", " ")
+    lesson = Lesson(
+        key=lesson_key(failure),
+        failure=failure,
+        fix=redact(f"{prose[:300]} Changed: {summary(fixed)}", known=deps.known_secrets),
+        files=tuple(changed_paths(fixed)),
+        created_at=deps.clock(),
+        thread=state["thread_id"],
+    )
+    record(store, deps.repository, lesson)

@@ -11,10 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypedDict, get_args
 
 from fixbot.records import (
+    ESCALATION_KINDS,
     RUN_STATUSES,
     VERDICTS,
     Attempt,
     CheckResult,
+    EscalationKind,
     FailedJob,
     RunStatus,
     Verdict,
@@ -59,6 +61,7 @@ class FixState(TypedDict):
     deadline: float  # epoch seconds
     verdict: Verdict  # of the attempt in flight
     status: RunStatus
+    escalation: EscalationKind  # why it escalated, as data; "" until it does
     classification: Classification  # of the baseline failure; "" until the baseline ran
     # Records.
     current: Attempt | None
@@ -92,6 +95,7 @@ ROUTING_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "deadline": (int, float),
     "verdict": str,
     "status": str,
+    "escalation": str,
     "classification": str,
     "strikes": int,
     "slots": int,
@@ -124,6 +128,7 @@ def initial_state(
         deadline=deadline,
         verdict="none",
         status="running",
+        escalation="",
         current=None,
         attempts=[],
         feedback="",
@@ -160,6 +165,8 @@ def validate(state: Mapping[str, Any]) -> None:
         raise StateError(f"graph state field 'verdict' is {state['verdict']!r}")
     if state["status"] not in STATUSES:
         raise StateError(f"graph state field 'status' is {state['status']!r}")
+    if state["escalation"] not in ESCALATION_KINDS:
+        raise StateError(f"graph state field 'escalation' is {state['escalation']!r}")
     if state["classification"] not in CLASSIFICATIONS:
         raise StateError(f"graph state field 'classification' is {state['classification']!r}")
     if state["max_iterations"] < 1 or state["attempt"] < 0 or state["slots"] < 1:

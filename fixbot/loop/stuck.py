@@ -9,10 +9,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
 from fixbot.records import Attempt, failing_tests
+
+STRIKES_TO_ESCALATE = 2  # one stuck attempt earns a warning; a second one in a row escalates
+
+
+@dataclass(frozen=True)
+class Strike:
+    """Why an attempt counts as stuck; `final` when it ends the run at once (the model gave up)."""
+
+    reason: str
+    final: bool = False
+
 
 _GIVES_UP = re.compile(
     r"\b(?:I\s+(?:cannot|can't|can not|am unable to|was unable to)\s+"
@@ -52,20 +64,22 @@ def gives_up(attempt: Attempt) -> bool:
     return bool(_GIVES_UP.search(attempt["reply"])) and not attempt["diff"]
 
 
-def strike(attempts: Sequence[Attempt], threshold: float, stagnation: int) -> str:
-    """Why the newest attempt counts as stuck, or "" when it made a new try."""
+def strike(attempts: Sequence[Attempt], threshold: float, stagnation: int) -> Strike | None:
+    """Why the newest attempt counts as stuck, or None when it made a new try."""
     last = attempts[-1]
     if gives_up(last):
-        return "the model said it cannot fix this"
+        return Strike("the model said it cannot fix this", final=True)
     if len(attempts) >= 2:
         score = similarity(attempts[-2], last)
         if score >= threshold:
-            return (
+            return Strike(
                 f"attempt {last['number']} repeats attempt {attempts[-2]['number']} "
                 f"({score:.0%} similar)"
             )
     if stagnation >= 2 and len(attempts) >= stagnation:
         recent = [failure_signature(a) for a in attempts[-stagnation:]]
         if recent[0] is not None and all(sig == recent[0] for sig in recent):
-            return f"the same tests failed with the same errors for the last {stagnation} attempts"
-    return ""
+            return Strike(
+                f"the same tests failed with the same errors for the last {stagnation} attempts"
+            )
+    return None

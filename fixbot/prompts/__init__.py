@@ -1,23 +1,34 @@
-"""Prompt templates, rendered with strict undefined variables: a missing value is a bug, not ''."""
+"""What the model is shown, within a budget: the task, the feedback, the templates.
+
+Every prompt text lives in `templates/` (rendered with strict undefined variables); the code
+here only chooses what goes in and how much of it fits.
+"""
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
+from fixbot.prompts.excerpts import failing, prompt_values
+from fixbot.prompts.messages import (
+    Message,
+    ShownLesson,
+    diagnosis_messages,
+    feedback,
+    fit_jobs,
+    resume_note,
+    system_message,
+    task_messages,
+)
+from fixbot.prompts.render import render
 
-import jinja2
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(  # noqa: S701 - plain text for a model, not HTML
-        loader=jinja2.PackageLoader("fixbot", "prompts/templates"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
-def render(name: str, **values: Any) -> str:
-    return _environment().get_template(name).render(**values)
+__all__ = [
+    "Message",
+    "ShownLesson",
+    "diagnosis_messages",
+    "failing",
+    "feedback",
+    "fit_jobs",
+    "prompt_values",
+    "render",
+    "resume_note",
+    "system_message",
+    "task_messages",
+]

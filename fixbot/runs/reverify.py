@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixbot.checks import verdict
-from fixbot.checks.trial import run_trial
+from fixbot.checks import problems as pass_problems
+from fixbot.checks import run_trial, tampered_problems
 from fixbot.config import load_config
-from fixbot.edits.patch import DiffRejected
+from fixbot.edits import DiffRejected
 from fixbot.errors import UsageError
 from fixbot.records import failing_tests
 from fixbot.sandbox import Sandbox
-from fixbot.snapshot.protected import manifest_digest, protect, resolve_commit, take_snapshot
+from fixbot.snapshot import manifest_digest, protect, resolve_commit, take_snapshot
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,6 @@ def reverify(evidence: dict[str, Any], repo: Path, sandbox: Sandbox) -> Reverifi
             after, tampered = run_trial(sandbox, snapshot, config, patch_text)
         except DiffRejected as exc:
             return Reverification(False, [f"the diff does not apply: {exc}"], failing)
-        problems += [f"protected file {p} was modified" for p in tampered]
-        problems += verdict.problems(before, after)
+        problems += tampered_problems(tampered)
+        problems += pass_problems(before, after)
     return Reverification(holds=not problems, problems=problems, failing_before=failing)

@@ -1,6 +1,6 @@
 """Where run state lives: the checkpointer for a run's threads, and the lock on a thread.
 
-SQLite by default (a file under the repository's .fixbot/ folder), in WAL mode with
+SQLite by default (`.fixbot/state.db`, see paths.py), in WAL mode with
 synchronous=NORMAL: every checkpoint is on disk before the next step starts, so a killed
 process loses nothing, without an fsync per step. PostgreSQL when a database URL is given
 (FIXBOT_DATABASE_URL or `database_url` in the config), for many jobs sharing one store.
@@ -30,6 +30,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.sqlite import SqliteStore
 
 from fixbot.errors import EnvironmentProblem
+from fixbot.paths import StateDir
 
 
 class RunInProgress(EnvironmentProblem):
@@ -78,18 +79,18 @@ def _scrub(exc: Exception, url: str) -> str:
 
 @contextmanager
 def checkpointer_for(
-    state_dir: Path, database_url: str | None
+    state: StateDir, database_url: str | None
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     if database_url:
         with postgres_checkpointer(database_url) as saver:
             yield saver
     else:
-        with sqlite_checkpointer(state_dir / "state.db") as saver:
+        with sqlite_checkpointer(state.db) as saver:
             yield saver
 
 
 @contextmanager
-def store_for(state_dir: Path, database_url: str | None) -> Iterator[BaseStore]:
+def store_for(state: StateDir, database_url: str | None) -> Iterator[BaseStore]:
     """The long-term store (lessons) beside the checkpoints: the same SQLite file, or the same
     PostgreSQL database."""
     if database_url:
@@ -110,7 +111,7 @@ def store_for(state_dir: Path, database_url: str | None) -> Iterator[BaseStore]:
                 f"cannot use the PostgreSQL database: {_scrub(exc, database_url)}"
             ) from None
         return
-    path = state_dir / "state.db"
+    path = state.db
     path.parent.mkdir(parents=True, exist_ok=True)
     with closing(sqlite3.connect(path, check_same_thread=False, isolation_level=None)) as db:
         db.execute("PRAGMA journal_mode=WAL")
@@ -146,12 +147,12 @@ def _timestamp(iso: str) -> float:
 
 
 @contextmanager
-def thread_lock(state_dir: Path, thread: str, database_url: str | None = None) -> Iterator[None]:
+def thread_lock(state: StateDir, thread: str, database_url: str | None = None) -> Iterator[None]:
     if database_url:
         with _postgres_lock(database_url, thread):
             yield
         return
-    locks = state_dir / "locks"
+    locks = state.locks
     locks.mkdir(parents=True, exist_ok=True)
     path = locks / f"{thread}.lock"
     fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)

@@ -1,111 +1,50 @@
-"""The Sandbox protocol: run one command over one attempt's workspace, contained.
+"""The Sandbox protocol and its backends: run one command over one attempt's workspace,
+contained (see protocol.py for what every backend promises).
 
-A backend mounts `workspace` read-write at WORKSPACE and `outputs` (fixbot's report folder, outside
-the workspace) at OUTPUTS, makes each path in `readonly` (relative to the workspace) read-only,
-gives the command no network, no root, the `limits`, and an environment of BASE_ENV, PATH and
-the `env` fixbot passes (never the host's), and kills
-everything it started when the command ends or times out. A failure of the sandbox itself raises
-`SandboxFailed`; whatever the command does is reported in the returned `Completed`.
-
-A `layered` backend also takes `lower`: the command then sees, at WORKSPACE, `workspace` laid
-over `lower` by overlayfs. `lower` (the pristine snapshot, shared by every attempt) is never
-written; `workspace` holds the attempt's own files (fixbot writes the diff's files there before
-the run) and receives every write the command makes, deletions as overlayfs whiteouts. The
-read-only paths are then bound from `lower`. Preparing an attempt costs what its diff costs,
-whatever the size of the repository.
-
-`prepared` is the environment fixbot's prepare step made (a virtualenv holding the repository's
-dependencies): mounted read-only at PREPARED and first on PATH. `prepare` is that step itself,
-the only one with a network.
+    choose(backend)     the backend asked for, or for `auto` the best this machine has
+    attempt_scratch     an attempt's capped scratch folder (a tmpfs of disk_mb, as root)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from fixbot.sandbox.bwrap import BwrapSandbox
+from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox, sdk_version
+from fixbot.sandbox.host import NOBODY
+from fixbot.sandbox.protocol import (
+    BASE_ENV,
+    DEFAULT_LIMITS,
+    OUTPUTS,
+    PREPARED,
+    SETUP_ENV,
+    WORKSPACE,
+    Limits,
+    RunSpec,
+    Sandbox,
+    prepared_env,
+)
+from fixbot.sandbox.scratch import Scratch, attempt_scratch, can_mount, reap
+from fixbot.sandbox.select import Backend, choose
 
-from fixbot.proc import Completed
-
-WORKSPACE = "/workspace"
-OUTPUTS = "/fixbot-out"
-PREPARED = "/fixbot-env"  # the prepared environment (a virtualenv), read-only to candidates
-# The prepare step's own: `python -m pip` imports the toolchain's pip, never a `pip/` or
-# `venv.py` at the repository's root (the working folder is not put on sys.path).
-SETUP_ENV: Mapping[str, str] = {"PYTHONSAFEPATH": "1"}
-
-# The whole environment a candidate sees, apart from PATH, which the backend sets.
-BASE_ENV: Mapping[str, str] = {
-    "HOME": "/tmp",
-    "TMPDIR": "/tmp",
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONNOUSERSITE": "1",
-    "PYTHONUNBUFFERED": "1",
-    "NO_COLOR": "1",
-    "CI": "true",
-}
-
-
-def prepared_env(path: str) -> dict[str, str]:
-    """PATH and VIRTUAL_ENV for a command that runs with the prepared environment."""
-    return {"PATH": f"{PREPARED}/bin:{path}", "VIRTUAL_ENV": PREPARED}
-
-
-@dataclass(frozen=True)
-class Limits:
-    timeout_seconds: float = 300
-    memory_mb: int = 2048
-    cpus: float = 2.0
-    pids: int = 512
-    file_size_mb: int = 512
-    tmp_size_mb: int = 256
-    output_bytes: int = 512 * 1024
-    disk_mb: int = 1024  # what one attempt may write in all (its workspace), where it is capped
-
-
-DEFAULT_LIMITS = Limits()
-
-
-class Sandbox(Protocol):
-    name: str
-
-    @property
-    def layered(self) -> bool:
-        """Whether run() takes `lower` on this host."""
-        ...
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        workspace: Path,
-        outputs: Path,
-        lower: Path | None = None,
-        prepared: Path | None = None,
-        readonly: Sequence[str] = (),
-        limits: Limits = DEFAULT_LIMITS,
-        env: Mapping[str, str] | None = None,
-    ) -> Completed: ...
-
-    def prepare(
-        self,
-        argv: Sequence[str],
-        *,
-        workspace: Path,
-        env_dir: Path,
-        limits: Limits = DEFAULT_LIMITS,
-    ) -> Completed:
-        """fixbot's own setup step, never a candidate's: argv over `workspace` (a copy of the
-        snapshot) with the network, and `env_dir` writable at PREPARED; else as run()."""
-        ...
-
-    def describe(self) -> str:
-        """One line naming the backend and its version, for the evidence."""
-        ...
-
-    def close(self) -> None:
-        """Release what the backend holds (the Docker client); runs are all over by then."""
-        ...
+__all__ = [
+    "BASE_ENV",
+    "DEFAULT_LIMITS",
+    "LOCAL_IMAGE",
+    "NOBODY",
+    "OUTPUTS",
+    "PREPARED",
+    "SETUP_ENV",
+    "WORKSPACE",
+    "Backend",
+    "BwrapSandbox",
+    "DockerSandbox",
+    "Limits",
+    "RunSpec",
+    "Sandbox",
+    "Scratch",
+    "attempt_scratch",
+    "can_mount",
+    "choose",
+    "prepared_env",
+    "reap",
+    "sdk_version",
+]

@@ -25,7 +25,16 @@ from pathlib import Path
 from fixbot import proc
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import (
+from fixbot.sandbox.host import (
+    NOBODY,
+    SYSTEM_DIRS,
+    give_to_nobody,
+    hand_over,
+    overlay_options,
+    python_prefixes,
+    readonly_sources,
+)
+from fixbot.sandbox.protocol import (
     BASE_ENV,
     DEFAULT_LIMITS,
     OUTPUTS,
@@ -33,11 +42,10 @@ from fixbot.sandbox import (
     SETUP_ENV,
     WORKSPACE,
     Limits,
+    RunSpec,
     prepared_env,
 )
 
-NOBODY = 65534
-_SYSTEM_DIRS = ("/usr", "/opt")
 _ETC_FILES = (
     "/etc/passwd",
     "/etc/group",
@@ -54,12 +62,6 @@ _ETC_FILES = (
 _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
 # $1: mount, $2: the overlay's options, $3: where to mount it; then the bwrap command line.
 _MOUNT_THEN_EXEC = '"$1" -t overlay -o "$2" fixbot-overlay "$3" && shift 3 && exec "$@"'
-_NOT_IN_OPTIONS = (",", ":", "\\", "\n")
-
-
-def python_prefixes() -> list[str]:
-    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    return sorted(p for p in prefixes if not any(p.startswith(s + "/") for s in _SYSTEM_DIRS))
 
 
 def _root_links() -> Iterator[str]:
@@ -149,7 +151,7 @@ class BwrapSandbox:
         else:
             args += ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY)]
             args += ["--share-net"] if network else []
-        for path in _SYSTEM_DIRS:
+        for path in SYSTEM_DIRS:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
         for path in python_prefixes():
@@ -174,32 +176,19 @@ class BwrapSandbox:
             args += ["--setenv", key, value]
         return args
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        workspace: Path,
-        outputs: Path,
-        lower: Path | None = None,
-        prepared: Path | None = None,
-        readonly: Sequence[str] = (),
-        limits: Limits = DEFAULT_LIMITS,
-        env: Mapping[str, str] | None = None,
-    ) -> Completed:
+    def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
+        lower = spec.lower
         if lower is not None and not self.layered:
             raise ValueError("this bubblewrap sandbox cannot lay a workspace over another tree")
         if self.privileged:
-            give_to_nobody(workspace)
-            give_to_nobody(outputs)
-            if lower is not None and lower not in self._owned:
-                give_to_nobody(lower)  # once: the lower tree is shared and never written
-                self._owned.add(lower)
-        plan = _Plan(workspace, outputs, workspace, readonly, prepared, setup=False)
+            hand_over(spec.workspace, spec.outputs, lower, self._owned)
+        tree, readonly, prepared = spec.workspace, spec.readonly, spec.prepared
         if lower is None:
-            return self._run(argv, [], plan, limits, env)
-        with _overlay(workspace, lower) as (launcher, merged):
-            plan = _Plan(merged, outputs, lower, readonly, prepared, setup=False)
-            return self._run(argv, launcher, plan, limits, env)
+            plan = _Plan(tree, spec.outputs, tree, readonly, prepared, setup=False)
+            return self._run(argv, [], plan, spec.limits, spec.env)
+        with _overlay(tree, lower) as (launcher, merged):
+            plan = _Plan(merged, spec.outputs, lower, readonly, prepared, setup=False)
+            return self._run(argv, launcher, plan, spec.limits, spec.env)
 
     def prepare(
         self,
@@ -288,29 +277,6 @@ def _overlay(upper: Path, lower: Path) -> Iterator[tuple[list[str], Path]]:
         shutil.rmtree(merged, ignore_errors=True)
 
 
-def overlay_options(upper: Path, lower: Path, work: Path) -> str:
-    """overlayfs's mount options for these folders (fixbot's own, never the repository's)."""
-    for path in (upper, lower, work):
-        if any(c in str(path) for c in _NOT_IN_OPTIONS):
-            raise SandboxFailed(f"cannot lay an overlay over {path}: mount options forbid , : \\")
-    return f"lowerdir={lower},upperdir={upper},workdir={work}"
-
-
-def readonly_sources(root: Path, readonly: Sequence[str]) -> list[tuple[str, str]]:
-    """(path in the workspace, host source) for each read-only path that resolves inside root.
-
-    A link out of the tree (a committed `conftest.py -> /root/.ssh/id_rsa`) is not bound: the
-    bind would follow it on the host and hand the sandbox the host's file.
-    """
-    base = root.resolve()
-    sources = []
-    for rel in readonly:
-        path = root / rel
-        if path.exists() and path.resolve().is_relative_to(base):
-            sources.append((rel, str(path.resolve())))
-    return sources
-
-
 def _rlimits(limits: Limits) -> list[str]:
     memory = limits.memory_mb * 1024 * 1024
     cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
@@ -324,11 +290,3 @@ def _rlimits(limits: Limits) -> list[str]:
         "--nofile=1024",
         "--",
     ]
-
-
-def give_to_nobody(root: Path) -> None:
-    """The command runs as nobody, so nobody owns the places it may write."""
-    os.chown(root, NOBODY, NOBODY)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in (*dirnames, *filenames):
-            os.chown(os.path.join(dirpath, name), NOBODY, NOBODY, follow_symlinks=False)

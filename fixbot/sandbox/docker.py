@@ -22,28 +22,33 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import CappedSink, Completed
-from fixbot.sandbox import (
+from fixbot.sandbox.containers import (
+    LABEL,
+    MountSpec,
+    Plan,
+    is_leftover,
+    mounts,
+    process_identity,
+    toolchain_mounts,
+)
+from fixbot.sandbox.host import (
+    NOBODY,
+    give_to_nobody,
+    hand_over,
+)
+from fixbot.sandbox.protocol import (
     BASE_ENV,
     DEFAULT_LIMITS,
-    OUTPUTS,
-    PREPARED,
     SETUP_ENV,
     WORKSPACE,
     Limits,
+    RunSpec,
     prepared_env,
-)
-from fixbot.sandbox.bwrap import (
-    NOBODY,
-    give_to_nobody,
-    overlay_options,
-    python_prefixes,
-    readonly_sources,
 )
 
 if TYPE_CHECKING:
@@ -51,28 +56,15 @@ if TYPE_CHECKING:
     from docker.types import Mount
 
 LOCAL_IMAGE = "fixbot-sandbox:local"
-LABEL = "fixbot"
 OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"
 SETUP_HINT = "as root, .ci/docker-setup.sh installs docker.io, starts dockerd and builds the image"
 
 _PROBE_TIMEOUT = 5  # seconds for the engine to answer at all
 _REQUEST_TIMEOUT = 60  # seconds for one API request once it has
 _STREAM_GRACE = 15.0  # seconds after a kill before the output stream is cut
-_SYSTEM_DIRS = ("/usr", "/opt")
 # Containers this process is running now: any other container it owns is a leftover.
 _IN_FLIGHT: set[str] = set()
 _IN_FLIGHT_LOCK = threading.Lock()
-# The image has its own passwd and group (a `sandbox` user, uid 65534), and a real /sbin: the
-# engine mounts its init at /sbin/docker-init, which a read-only /usr under /sbin would hide.
-_ETC_FILES = (
-    "/etc/nsswitch.conf",
-    "/etc/ld.so.cache",
-    "/etc/localtime",
-    "/etc/alternatives",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-)
-_ROOT_DIRS = ("bin", "lib", "lib32", "lib64", "libx32")
 _PATH_IN_IMAGE = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -158,8 +150,8 @@ class DockerSandbox:
         digests = found.get("RepoDigests") or []
         self.image_id = str(digests[0] if digests else found["Id"])
         self.host_toolchain = image == LOCAL_IMAGE if host_toolchain is None else host_toolchain
-        self._toolchain = _toolchain_mounts() if self.host_toolchain else []
-        self._owner = _process_identity(os.getpid()) or f"unknown/{os.getpid()}"
+        self._toolchain = toolchain_mounts() if self.host_toolchain else []
+        self._owner = process_identity(os.getpid()) or f"unknown/{os.getpid()}"
         self._unremoved = False
         self._layered: bool | None = None
         self._owned: set[Path] = set()
@@ -182,7 +174,7 @@ class DockerSandbox:
             (root / "lower" / "seen").write_text("")
             probe = ["test", "-e", f"{WORKSPACE}/seen"]
             limits = Limits(timeout_seconds=30)
-            plan = _Plan(root / "upper", root / "out", root / "lower", (), None, setup=False)
+            plan = Plan(root / "upper", root / "out", root / "lower", (), None, setup=False)
             done = self._run(probe, plan, limits, None)
             return done.returncode == 0
         except SandboxFailed:
@@ -215,7 +207,7 @@ class DockerSandbox:
         with _IN_FLIGHT_LOCK, contextlib.suppress(*self._errors):
             for found in self._api.containers(all=True, filters={"label": f"{LABEL}=1"}):
                 labels = found.get("Labels") or {}
-                if found["Id"] not in _IN_FLIGHT and _is_leftover(labels, self._owner):
+                if found["Id"] not in _IN_FLIGHT and is_leftover(labels, self._owner):
                     with contextlib.suppress(*self._errors):
                         self._api.remove_container(found["Id"], force=True, v=True)
                         reaped.append(str(found["Id"]))
@@ -232,22 +224,11 @@ class DockerSandbox:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        workspace: Path,
-        outputs: Path,
-        lower: Path | None = None,
-        prepared: Path | None = None,
-        readonly: Sequence[str] = (),
-        limits: Limits = DEFAULT_LIMITS,
-        env: Mapping[str, str] | None = None,
-    ) -> Completed:
-        if lower is not None and not self.layered:
+    def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
+        if spec.lower is not None and not self.layered:
             raise ValueError("this Docker engine cannot lay a workspace over another tree")
-        plan = _Plan(workspace, outputs, lower, readonly, prepared, setup=False)
-        return self._run(argv, plan, limits, env)
+        plan = Plan(spec.workspace, spec.outputs, spec.lower, spec.readonly, spec.prepared, False)
+        return self._run(argv, plan, spec.limits, spec.env)
 
     def prepare(
         self,
@@ -261,23 +242,19 @@ class DockerSandbox:
         try:
             if os.geteuid() == 0:
                 give_to_nobody(env_dir)
-            plan = _Plan(workspace, outputs, None, (), env_dir, setup=True)
+            plan = Plan(workspace, outputs, None, (), env_dir, setup=True)
             return self._run(argv, plan, limits, SETUP_ENV)
         finally:
             shutil.rmtree(outputs, ignore_errors=True)
 
     def _run(
-        self, argv: Sequence[str], plan: _Plan, limits: Limits, env: Mapping[str, str] | None
+        self, argv: Sequence[str], plan: Plan, limits: Limits, env: Mapping[str, str] | None
     ) -> Completed:
         if not argv:
             raise ValueError("empty argv")
         lower = plan.lower
         if os.geteuid() == 0:
-            give_to_nobody(plan.workspace)
-            give_to_nobody(plan.outputs)
-            if lower is not None and lower not in self._owned:
-                give_to_nobody(lower)  # once: the lower tree is shared and never written
-                self._owned.add(lower)
+            hand_over(plan.workspace, plan.outputs, lower, self._owned)
         work = None
         if lower is not None:
             work = Path(tempfile.mkdtemp(prefix=".overlay-work-", dir=plan.workspace.parent))
@@ -290,7 +267,7 @@ class DockerSandbox:
     def _contained(
         self,
         argv: Sequence[str],
-        plan: _Plan,
+        plan: Plan,
         work: Path | None,
         limits: Limits,
         env: Mapping[str, str] | None,
@@ -325,31 +302,19 @@ class DockerSandbox:
     def _create(
         self,
         argv: Sequence[str],
-        plan: _Plan,
+        plan: Plan,
         work: Path | None,
         limits: Limits,
         env: Mapping[str, str] | None,
     ) -> str:
-        from docker.types import LogConfig, Mount, Ulimit
+        from docker.types import LogConfig, Ulimit
 
-        mounts = [
-            *self._toolchain,
-            _workspace_mount(plan.workspace, plan.lower, work),
-            Mount(OUTPUTS, str(plan.outputs), type="bind"),
-        ]
-        if plan.prepared is not None:
-            mounts.append(
-                Mount(PREPARED, str(plan.prepared), type="bind", read_only=not plan.setup)
-            )
-        mounts += [
-            Mount(f"{WORKSPACE}/{rel}", source, type="bind", read_only=True)
-            for rel, source in readonly_sources(plan.lower or plan.workspace, plan.readonly)
-        ]
+        specs = [*self._toolchain, *mounts(plan, work)]
         file_size = limits.file_size_mb * 1024 * 1024
         cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
         memory = f"{limits.memory_mb}m"
         host_config = self._api.create_host_config(
-            mounts=mounts,
+            mounts=[_mount(spec) for spec in specs],
             # Only fixbot's prepare step has a network: the host's, as the repository's own CI
             # would (engines on CI machines often have no bridge).
             network_mode="host" if plan.setup else "none",
@@ -457,77 +422,16 @@ def _image(client: docker.DockerClient, image: str) -> dict[str, Any]:
     return found
 
 
-def _toolchain_mounts() -> list[Mount]:
-    from docker.types import Mount
-
-    paths = [p for p in _SYSTEM_DIRS if Path(p).is_dir()]
-    paths += python_prefixes()
-    # Merged-/usr hosts have /bin, /lib... as symlinks, which the image repeats; real folders
-    # are mounted. /sbin never is (see _ETC_FILES).
-    paths += [f"/{name}" for name in _ROOT_DIRS if Path(f"/{name}").is_dir()]
-    paths = [p for p in paths if not Path(p).is_symlink()]
-    paths += [p for p in _ETC_FILES if Path(p).exists()]
-    return [Mount(path, path, type="bind", read_only=True) for path in paths]
-
-
-@dataclass(frozen=True)
-class _Plan:
-    workspace: Path  # bound at WORKSPACE, or the upper layer over `lower`
-    outputs: Path
-    lower: Path | None
-    readonly: Sequence[str]
-    prepared: Path | None  # the prepared environment, at PREPARED
-    setup: bool  # fixbot's prepare step: network, and the environment writable
-
-
-def _workspace_mount(workspace: Path, lower: Path | None, work: Path | None) -> Mount:
-    """The workspace itself, or (layered) an anonymous local volume that the engine mounts as
-    an overlay of workspace over lower; it goes with the container."""
+def _mount(spec: MountSpec) -> Mount:
     from docker.types import DriverConfig, Mount
 
-    if lower is None or work is None:
-        return Mount(WORKSPACE, str(workspace), type="bind")
-    options = {
-        "type": "overlay",
-        "device": "overlay",
-        "o": overlay_options(workspace, lower, work),
-    }
+    if spec.overlay is None:
+        return Mount(spec.target, spec.source, type="bind", read_only=spec.read_only)
     return Mount(
-        WORKSPACE,
+        spec.target,
         None,
         type="volume",
         no_copy=True,
         labels={LABEL: "1"},
-        driver_config=DriverConfig("local", options),
+        driver_config=DriverConfig("local", dict(spec.overlay)),
     )
-
-
-def _process_identity(pid: int) -> str | None:
-    """boot id / pid namespace / pid / start time: a process of ours, distinct after pid reuse.
-
-    The namespace is this process's own: only owners in it are ever looked up.
-    """
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        namespace = os.readlink("/proc/self/ns/pid")
-        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-    return f"{boot}/{namespace}/{pid}/{start}"
-
-
-def _is_leftover(labels: Mapping[str, str], mine: str) -> bool:
-    """Whether a labelled container (not in flight here) is past use."""
-    try:
-        deadline = float(labels.get(f"{LABEL}.deadline", "0"))
-    except ValueError:
-        deadline = 0.0
-    if time.time() > deadline:
-        return True
-    owner = labels.get(f"{LABEL}.owner", "")
-    if owner == mine:
-        return True  # this process's, and not one of its runs in flight
-    parts = owner.split("/")
-    if len(parts) != 4 or parts[:2] != mine.split("/")[:2] or not parts[2].isdigit():
-        return False  # another machine or pid namespace: only its deadline says it is over
-    return _process_identity(int(parts[2])) != owner

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbot import proc
+from fixbot.sandbox.host import start_time
 
 _SOURCE = "fixbot-scratch-"
 _MOUNT = "/usr/bin/mount"
@@ -88,16 +89,9 @@ def _mounts() -> list[tuple[str, str]]:
 
 
 def _owner_tag() -> str:
-    return f"{_SOURCE}{os.getpid()}-{_start_time(os.getpid())}"
-
-
-def _start_time(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return "0"
+    return f"{_SOURCE}{os.getpid()}-{start_time(os.getpid())}"
 
 
 def _alive(owner: str) -> bool:
     pid, _, start = owner.partition("-")
-    return pid.isdigit() and _start_time(int(pid)) == start
+    return pid.isdigit() and start_time(int(pid)) == start

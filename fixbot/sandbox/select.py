@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Literal
 
 from fixbot.errors import SandboxUnavailable
-from fixbot.sandbox import Sandbox
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox
+from fixbot.sandbox.protocol import Sandbox
 
 Backend = Literal["auto", "docker", "bwrap"]
 

@@ -1,1 +1,54 @@
-"""(face to be written)"""
+"""Every reason to refuse a patch before anything runs (pure: nothing is executed here).
+
+screen(patch, ...)   protected and never-editable paths, new modules that shadow a tool,
+                     added secrets, and the cheat policy's findings: one problem each
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from fixbot.edits import Patch
+from fixbot.screen.paths import NEVER_EDITABLE, never_editable, refused_paths, shadowing
+from fixbot.screen.policy import PolicyFinding, Strictness, added_lines, is_test_path, review
+from fixbot.secrets import added_secrets
+
+__all__ = [
+    "NEVER_EDITABLE",
+    "PolicyFinding",
+    "Strictness",
+    "added_lines",
+    "is_test_path",
+    "never_editable",
+    "review",
+    "screen",
+    "shadowing",
+]
+
+
+def screen(
+    patch: Patch,
+    *,
+    tree: Path,
+    protected: Sequence[str],
+    allowed: Sequence[str],
+    failing: Sequence[str],
+    strictness: Strictness,
+) -> list[str]:
+    """Every reason to refuse `patch` (a candidate for the snapshot at `tree`); [] when none.
+    `protected`: the protected globs; `allowed`: protected files a human opened to edits."""
+    problems = refused_paths(patch.paths, protected, allowed)
+    problems += [
+        f"the diff adds {path}, which would stand in for the installed module of that name "
+        "(the test runner, a gate or the standard library) when the checks run; name it otherwise"
+        for path in shadowing(patch, tree)
+    ]
+    problems += [
+        f"the diff adds a secret ({hit.kind}) to {change.path} line {hit.line}; "
+        "credentials never go into a fix"
+        for change in patch.changes
+        for hit in added_secrets(change.old, change.new)
+    ]
+    findings = review(patch, tree=tree, failing_tests=list(failing), strictness=strictness)
+    return problems + [str(finding) for finding in findings]

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from fixbot.edits.patch import FileChange, Patch, header_path
+from fixbot.edits import FileChange, Patch, header_path
 from fixbot.screen.rules import RULES, Hit, Key, Source, telling_literals
-from fixbot.snapshot.protected import read_inside
+from fixbot.snapshot import read_inside
 
 Strictness = Literal["strict", "lenient", "off"]
 

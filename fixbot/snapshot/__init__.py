@@ -1,1 +1,54 @@
-"""(face to be written)"""
+"""The pinned commit and its copies: what every check runs over.
+
+take_snapshot   export a commit outside the repository, record its protected files
+Workspace       one attempt's tree: a layer over the snapshot, or a full copy
+"""
+
+from __future__ import annotations
+
+from fixbot.snapshot.git import (
+    find_root,
+    pin_commit,
+    repository_identity,
+    resolve_commit,
+    take_snapshot,
+)
+from fixbot.snapshot.protected import (
+    Snapshot,
+    digest_of,
+    fresh_copy,
+    is_protected,
+    manifest_digest,
+    manifest_mismatches,
+    protect,
+    read_inside,
+    repo_files,
+    restore_protected,
+    tree_bytes,
+    unprotect,
+)
+from fixbot.snapshot.workspace import Workspace, mismatches, prepare, put_back_protected
+
+__all__ = [
+    "Snapshot",
+    "Workspace",
+    "digest_of",
+    "find_root",
+    "fresh_copy",
+    "is_protected",
+    "manifest_digest",
+    "manifest_mismatches",
+    "mismatches",
+    "pin_commit",
+    "prepare",
+    "protect",
+    "put_back_protected",
+    "read_inside",
+    "repo_files",
+    "repository_identity",
+    "resolve_commit",
+    "restore_protected",
+    "take_snapshot",
+    "tree_bytes",
+    "unprotect",
+]

@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixbot.edits import patch as diff
+from fixbot.edits import Patch, repo_path, write_changes
 from fixbot.snapshot.protected import Snapshot, digest_of, fresh_copy, restore_protected
 
 _OPAQUE = "trusted.overlay.opaque"
@@ -38,9 +38,7 @@ class Workspace:
         return _merged(self.root, self.lower, rel.split("/"))
 
 
-def prepare(
-    snapshot: Snapshot, dest: Path, *, layered: bool, patch: diff.Patch | None
-) -> Workspace:
+def prepare(snapshot: Snapshot, dest: Path, *, layered: bool, patch: Patch | None) -> Workspace:
     """The attempt's workspace at dest (which must not exist), with the patch written in."""
     if layered and (patch is None or _layerable(snapshot.tree, patch)):
         dest.mkdir()
@@ -50,7 +48,7 @@ def prepare(
         return workspace
     fresh_copy(snapshot, dest)
     if patch is not None:
-        diff.write_changes(patch, dest)
+        write_changes(patch, dest)
     return Workspace(root=dest, lower=None)
 
 
@@ -82,10 +80,10 @@ def mismatches(snapshot: Snapshot, workspace: Workspace) -> list[str]:
     return bad
 
 
-def _layerable(tree: Path, patch: diff.Patch) -> bool:
+def _layerable(tree: Path, patch: Patch) -> bool:
     """No changed path goes through a link of the snapshot (its folders are real folders)."""
     for change in patch.changes:
-        parts = diff.repo_path(change.path).split("/")
+        parts = repo_path(change.path).split("/")
         for depth in range(1, len(parts)):
             if tree.joinpath(*parts[:depth]).is_symlink():
                 return False
@@ -94,9 +92,9 @@ def _layerable(tree: Path, patch: diff.Patch) -> bool:
     return True
 
 
-def _write_layer(patch: diff.Patch, upper: Path, lower: Path) -> None:
+def _write_layer(patch: Patch, upper: Path, lower: Path) -> None:
     for change in patch.changes:
-        rel = diff.repo_path(change.path)  # never outside the layer
+        rel = repo_path(change.path)  # never outside the layer
         target = upper / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if change.new is None:

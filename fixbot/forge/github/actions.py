@@ -1,65 +1,24 @@
-"""`fixbot action`: one GitHub Actions step, from the event to exactly one evidenced PR.
-
-    environment -> event -> decision --Skip-------------------------> outputs (status skipped)
-                                     --Cleanup----------------------> close superseded PRs
-                                     --Trigger-> permission (comments only, fail closed)
-                                               -> context: the failed run's jobs and log tails
-                                                  (workflow_run), the escalated thread a /fix
-                                                  comment answers (issue_comment)
-                                               -> fix (the injected runner) -> FixResult file
-                                               -> publish (push + PR + comment) -> outputs
-
-`phase` splits the run for the two-job workflow: `fix` stops after the result is recorded (that
-job holds no write token), `publish` starts from a recorded result (that job runs no repository
-code). Both phases decide from the event themselves; the recorded result is read as data.
-
-Untrusted text (branch names, comments, logs, model output) never reaches a shell. While fixbot
-runs on Actions, workflow commands are stopped (`::stop-commands::`), so nothing it logs can
-issue one; the token is masked first.
-"""
+"""The Actions environment fixbot reads, and what it writes back: workflow commands, the step's
+outputs and its summary. Parsed once, here; secrets stay out of repr."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets as random
-import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TextIO
+from typing import Literal, Protocol, TextIO
 
-from fixbot import log
-from fixbot.errors import FixbotError, UsageError
-from fixbot.forge import runlog
-from fixbot.forge.github.event import (
-    Cleanup,
-    Command,
-    PullInfo,
-    Skip,
-    Trigger,
-    decide,
-    load_payload,
-    with_pull,
-)
-from fixbot.forge.publish import (
-    REFUSAL_MARKER,
-    Git,
-    Published,
-    Publisher,
-    cleanup,
-    may_trigger,
-    pending_thread,
-    publish,
-    refusal_comment,
-    upsert_comment,
-)
-from fixbot.records import FailedJob
-from fixbot.report import result as report
-from fixbot.report.result import FixResult
+from fixbot.errors import UsageError
+from fixbot.forge import Command, Git, Published, Publisher, Trigger
+from fixbot.paths import StateDir
+from fixbot.records import FailedJob, RunStatus
+from fixbot.report import FixResult, render_markdown
 from fixbot.secrets import redact
 
 Phase = Literal["all", "fix", "publish"]
+# What one Actions run ends with: a run's status, or what happened instead of a run.
+ActionStatus = RunStatus | Literal["skipped", "refused", "cleanup"]
 PHASES: tuple[str, ...] = ("all", "fix", "publish")
 DEFAULT_CONFIG = ".fixbot.yml"
 DEFAULT_LABELS = ("fixbot",)
@@ -87,7 +46,9 @@ class ActionEnv:
     labels: tuple[str, ...]
     on_actions: bool
     token: str = field(repr=False)
-    host: Mapping[str, str] = field(repr=False)  # the variables git may see (publish.Git)
+    host: Mapping[str, str] = field(repr=False)  # the variables git may see (forge.Git)
+    # The `fix` phase's inputs (model, base-url, sandbox, max-iterations), as config overrides.
+    overrides: Mapping[str, object] = field(default_factory=dict)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:
@@ -96,7 +57,7 @@ class ActionEnv:
             raise UsageError(f"fixbot action: {', '.join(missing)} not set (run it on Actions)")
         workspace = Path(environ["GITHUB_WORKSPACE"]).resolve()
         out = environ.get("FIXBOT_OUT") or str(
-            Path(environ.get("RUNNER_TEMP") or workspace / ".fixbot") / "fixbot-out"
+            Path(environ.get("RUNNER_TEMP") or StateDir(workspace).root) / "fixbot-out"
         )
         config = environ.get("FIXBOT_CONFIG") or DEFAULT_CONFIG
         # No config file: the defaults. A file named explicitly must exist (load_config says so).
@@ -121,6 +82,7 @@ class ActionEnv:
             on_actions=environ.get("GITHUB_ACTIONS") == "true",
             token=environ.get("GITHUB_TOKEN", ""),
             host=dict(environ),
+            overrides=_overrides(environ),
         )
 
     def git(self) -> Git:
@@ -129,6 +91,24 @@ class ActionEnv:
     def secrets(self) -> list[str]:
         known = [*self.git().secrets(), self.host.get("OPENAI_API_KEY", "")]
         return [s for s in known if s]
+
+
+def _overrides(environ: Mapping[str, str]) -> dict[str, object]:
+    """The action's model, base-url, sandbox and max-iterations inputs over the config."""
+    found: dict[str, object] = {}
+    for key, variable in (
+        ("model", "FIXBOT_MODEL"),
+        ("base_url", "OPENAI_BASE_URL"),
+        ("sandbox.backend", "FIXBOT_SANDBOX"),
+    ):
+        if environ.get(variable):
+            found[key] = environ[variable]
+    if environ.get("FIXBOT_MAX_ITERATIONS"):
+        try:
+            found["max_iterations"] = int(environ["FIXBOT_MAX_ITERATIONS"])
+        except ValueError:
+            raise UsageError("max-iterations must be a whole number") from None
+    return found
 
 
 def _names(value: str) -> tuple[str, ...]:
@@ -177,6 +157,8 @@ class FixJob:
     thread: str = ""
     # The failed run's jobs and log tails: untrusted context for the model, never commands.
     ci_jobs: tuple[FailedJob, ...] = ()
+    # The action's model, base-url, sandbox and max-iterations inputs, over the config.
+    overrides: Mapping[str, object] = field(default_factory=dict)
 
 
 class FixRunner(Protocol):
@@ -187,8 +169,8 @@ PublisherFactory = Callable[[ActionEnv], Publisher]
 
 
 @dataclass(frozen=True)
-class Outcome:
-    status: str  # a FixResult status, or skipped | refused | cleanup
+class ActionOutcome:
+    status: ActionStatus
     reason: str
     exit_code: int
     result: FixResult | None = None
@@ -238,290 +220,7 @@ def neutral(text: str) -> str:
     return ("\u200b" + one_line) if one_line.lstrip().startswith("::") else one_line
 
 
-def run_action(
-    environ: Mapping[str, str],
-    *,
-    fix: FixRunner,
-    connect: PublisherFactory,
-    phase: Phase = "all",
-    result_dir: Path | None = None,
-    stdout: TextIO | None = None,
-) -> int:
-    """One Actions run; returns the exit code (as `fixbot fix`; 0 for skipped and refused)."""
-    logger = log.get()
-    stream = stdout or sys.stdout
-    try:
-        env = ActionEnv.from_environ(environ)
-    except UsageError as exc:
-        logger.error("action_failed", error=str(exc))
-        _write_outputs(_optional_path(environ.get("GITHUB_OUTPUT")), _error_outcome(exc), None)
-        return report.EXIT_USAGE
-    commands = WorkflowCommands(stream, enabled=env.on_actions)
-    for secret in env.secrets():
-        commands.mask(secret)
-    resume_token = commands.stop()
-    try:
-        outcome = _run(env, phase, fix, connect, result_dir)
-    except FixbotError as exc:
-        logger.error("action_failed", error=_loggable(str(exc), env), kind=type(exc).__name__)
-        outcome = _error_outcome(exc)
-    finally:
-        commands.resume(resume_token)
-    if outcome.status == "error":
-        commands.error(redact(outcome.reason, known=env.secrets()))
-    _write_outputs(env.output, outcome, env)
-    _write_summary(env, outcome)
-    logger.info(
-        "action_finished",
-        status=outcome.status,
-        reason=_loggable(outcome.reason, env),
-        exit_code=outcome.exit_code,
-        pr_url=outcome.published.pr_url if outcome.published else "",
-    )
-    return outcome.exit_code
-
-
-def _loggable(text: str, env: ActionEnv) -> str:
-    """Text that may quote the model or the repository: secrets redacted, one inert line."""
-    return neutral(redact(text, known=env.secrets()))
-
-
-def _error_outcome(exc: FixbotError) -> Outcome:
-    return Outcome(
-        status="error",
-        reason=str(exc),
-        exit_code=report.exit_code("error", report.error_kind(exc)),
-    )
-
-
-def _run(
-    env: ActionEnv,
-    phase: Phase,
-    fix: FixRunner,
-    connect: PublisherFactory,
-    result_dir: Path | None,
-) -> Outcome:
-    if phase not in PHASES:
-        raise UsageError(f"unknown phase {phase!r}: one of {', '.join(PHASES)}")
-    decision = _decision(env)
-    if isinstance(decision, Skip):
-        return _skipped(env, decision)
-    if isinstance(decision, Cleanup):
-        return _cleanup(env, decision, connect, phase)
-    publisher = connect(env)
-    try:
-        return _triggered(env, decision, publisher, phase, fix, result_dir)
-    finally:
-        publisher.close()
-
-
-def _triggered(
-    env: ActionEnv,
-    decision: Trigger,
-    publisher: Publisher,
-    phase: Phase,
-    fix: FixRunner,
-    result_dir: Path | None,
-) -> Outcome:
-    trigger = _asked_by_whom(env, decision, publisher, phase)
-    if isinstance(trigger, Outcome):
-        return trigger
-    log.get().info(
-        "triggered",
-        kind=trigger.kind,
-        commit=trigger.head_sha,
-        branch=neutral(trigger.head_ref),
-        pr=trigger.pr_number,
-        command=trigger.command,
-    )
-    git = env.git()
-    folder = (result_dir or env.out) if phase == "publish" else env.out
-    fixing = phase != "publish"
-    result = _fix(env, trigger, git, fix, publisher) if fixing else load_result(folder)
-    diff_path = str(folder / "fix.diff") if result.status == "fixed" else ""
-    published = None
-    if phase != "fix":
-        published = publish(
-            result,
-            trigger,
-            publisher=publisher,
-            git=git,
-            draft=env.draft,
-            default_token=env.default_token,
-            secrets=env.secrets(),
-            labels=env.labels,
-        )
-        log.get().info(
-            "published", action=published.action, pr=published.pr_number, url=published.pr_url
-        )
-    return Outcome(result.status, result.reason, result.exit_code, result, published, diff_path)
-
-
-def _decision(env: ActionEnv) -> Trigger | Cleanup | Skip:
-    try:
-        text = env.event_path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read the event payload {env.event_path}: {exc}") from exc
-    payload = load_payload(env.event_name, text)
-    return decide(env.event_name, payload, never_fix=env.never_fix, sha=env.sha)
-
-
-def _skipped(env: ActionEnv, skip: Skip) -> Outcome:
-    log.get().info("skipped", github_event=env.event_name, reason=neutral(skip.reason))
-    return Outcome(status="skipped", reason=skip.reason, exit_code=report.EXIT_OK)
-
-
-def _cleanup(env: ActionEnv, decision: Cleanup, connect: PublisherFactory, phase: Phase) -> Outcome:
-    why = f"{decision.branch} passes"
-    if phase == "fix":  # closing PRs needs the write token: the publish job does it
-        return Outcome("cleanup", why, report.EXIT_OK)
-    publisher = connect(env)
-    try:
-        done = cleanup(publisher, decision.repository, decision.branch, decision.head_sha)
-    finally:
-        publisher.close()
-    log.get().info("cleanup", branch=neutral(decision.branch), closed=list(done.closed))
-    return Outcome("cleanup", why, report.EXIT_OK, published=done)
-
-
-def _asked_by_whom(
-    env: ActionEnv, trigger: Trigger, publisher: Publisher, phase: Phase
-) -> Trigger | Outcome:
-    """A comment's trigger, checked (permission, fail closed) and resolved to its PR's head."""
-    if trigger.kind != "issue_comment":
-        return trigger
-    refused = _refusal(trigger, publisher, phase)
-    if refused is not None:
-        return refused
-    resolved = _resolve_pull(trigger, publisher, env)
-    return _skipped(env, resolved) if isinstance(resolved, Skip) else resolved
-
-
-def _refusal(trigger: Trigger, publisher: Publisher, phase: Phase) -> Outcome | None:
-    allowed, why = may_trigger(publisher, trigger.actor)
-    if allowed:
-        return None
-    log.get().info("refused", user=neutral(trigger.actor), reason=neutral(why))
-    if phase != "fix" and trigger.pr_number is not None:
-        # One refusal comment per PR, edited in place: repeated /fix from a reader adds nothing.
-        upsert_comment(
-            publisher, trigger.pr_number, refusal_comment(trigger.actor), marker=REFUSAL_MARKER
-        )
-    return Outcome(status="refused", reason=why, exit_code=report.EXIT_OK)
-
-
-def _resolve_pull(trigger: Trigger, publisher: Publisher, env: ActionEnv) -> Trigger | Skip:
-    assert trigger.pr_number is not None
-    pull = publisher.get_pull(trigger.pr_number)
-    info = PullInfo(
-        number=pull.number,
-        head_sha=pull.head_sha,
-        head_ref=pull.head_ref,
-        head_repository=pull.head_repository,
-        base_ref=pull.base_ref,
-        state=pull.state,
-    )
-    return with_pull(trigger, info, never_fix=env.never_fix)
-
-
-def _fix(
-    env: ActionEnv, trigger: Trigger, git: Git, fix: FixRunner, publisher: Publisher
-) -> FixResult:
-    facts: dict[str, Any] = {"repo": str(env.workspace), "commit": trigger.head_sha}
-    try:
-        git.ensure_commit(trigger.head_sha, pull=trigger.pr_number)
-        job = FixJob(
-            repo=env.workspace,
-            commit=trigger.head_sha,
-            hint=trigger.hint,
-            command=trigger.command,
-            out=env.out,
-            config_file=env.config,
-            trigger=trigger,
-            thread=_answered_thread(env, trigger, publisher),
-            ci_jobs=_failed_jobs(env, trigger, publisher),
-        )
-        result = fix(job)
-    except FixbotError as exc:
-        result = report.error_result(exc, **facts)
-    if result.commit and result.commit != trigger.head_sha:
-        result = report.error_result(
-            UsageError(f"the fix ran on {result.commit[:12]}, not {trigger.head_sha[:12]}"),
-            **facts,
-        )
-    # Recorded before anything is published: the publish step works from this file.
-    report.write_outputs(result, env.out, known=env.secrets())
-    return result
-
-
-def _answered_thread(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> str:
-    """The escalated thread a `/fix` comment answers: the one fixbot's comment on the PR names."""
-    if trigger.kind != "issue_comment" or trigger.pr_number is None:
-        return ""
-    try:
-        thread = pending_thread(publisher, trigger.pr_number)
-    except FixbotError as exc:  # unreadable comments: the command still runs, as a fresh fix
-        log.get().warning("comments_unreadable", error=_loggable(str(exc), env))
-        return ""
-    if thread:
-        log.get().info("answering", thread_id=thread, command=trigger.command)
-    return thread
-
-
-def _failed_jobs(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> tuple[FailedJob, ...]:
-    """The failed run's failed jobs, steps and log tails, for the model to read. Context only:
-    whatever goes wrong reading them is a warning, and the fix goes on without."""
-    if trigger.kind != "workflow_run" or trigger.run_id is None:
-        return ()
-    try:
-        jobs = runlog.failed(publisher.run_jobs(trigger.run_id))
-    except Exception as exc:  # context is optional: the fix never depends on it
-        log.get().warning("ci_logs_unavailable", run_id=trigger.run_id, error=_why(exc, env))
-        return ()
-    shown: list[FailedJob] = []
-    for job in jobs[: runlog.MAX_JOBS]:
-        try:
-            raw = publisher.job_log(job.id, max_bytes=runlog.DOWNLOAD_BYTES)
-        except Exception as exc:  # as above: this job is shown without its log
-            log.get().warning("ci_log_unavailable", job_id=job.id, error=_why(exc, env))
-            raw = ""
-        shown.append(runlog.failed_job(job, raw, secrets=env.secrets()))
-    log.get().info(
-        "ci_context",
-        run_id=trigger.run_id,
-        failed_jobs=len(jobs),
-        shown=[neutral(job["name"]) for job in shown],
-        log_lines=[job["log_tail"].count("\n") + bool(job["log_tail"]) for job in shown],
-    )
-    return tuple(shown)
-
-
-def _why(exc: Exception, env: ActionEnv) -> str:
-    return _loggable(str(exc) if isinstance(exc, FixbotError) else type(exc).__name__, env)
-
-
-def load_result(folder: Path) -> FixResult:
-    """A recorded result, read as data: evidence.json, and fix.diff checked against its hash."""
-    try:
-        data = json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
-        recorded_sha = data.get("diff_sha256", "")
-        result = FixResult.from_json(json.dumps(data))
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
-        raise UsageError(f"no readable fixbot result in {folder}: {exc}") from exc
-    if result.status not in ("fixed", "already_passing", "escalated", "aborted", "error"):
-        raise UsageError(f"the recorded result has an unknown status {result.status!r}")
-    if result.status != "fixed":
-        return result
-    try:
-        diff = (folder / "fix.diff").read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"the recorded result is fixed but {folder}/fix.diff is missing") from exc
-    if hashlib.sha256(diff.encode()).hexdigest() != recorded_sha:
-        raise UsageError("fix.diff does not match the SHA-256 recorded in evidence.json")
-    return replace(result, diff=diff)
-
-
-def _write_outputs(path: Path | None, outcome: Outcome, env: ActionEnv | None) -> None:
+def write_outputs(path: Path | None, outcome: ActionOutcome) -> None:
     if path is None:
         return
     published = outcome.published
@@ -544,12 +243,12 @@ def _output_entry(name: str, value: str) -> str:
             return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
 
 
-def _write_summary(env: ActionEnv, outcome: Outcome) -> None:
+def write_summary(env: ActionEnv, outcome: ActionOutcome) -> None:
     if env.step_summary is None:
         return
     lines: list[str] = []
     if outcome.result is not None:
-        lines.append(report.render_markdown(outcome.result))
+        lines.append(render_markdown(outcome.result))
     else:
         lines.append(f"**fixbot:** {outcome.status}: {_inline(outcome.reason)}\n")
     published = outcome.published

@@ -21,8 +21,13 @@ from github.WorkflowJob import WorkflowJob
 
 from fixbot import __version__
 from fixbot.errors import EnvironmentProblem
-from fixbot.forge.publish import Comment, PullRequest, PullRequestExists, PullRequestsNotPermitted
-from fixbot.forge.runlog import JobSummary
+from fixbot.forge import (
+    Comment,
+    JobSummary,
+    PullRequest,
+    PullRequestExists,
+    PullRequestsNotPermitted,
+)
 
 DEFAULT_API_URL = "https://api.github.com"
 RETRY_STATUSES = (500, 502, 503, 504)
@@ -104,7 +109,7 @@ def _message(exc: GithubException) -> str:
 
 
 class GitHubPublisher:
-    """fixbot.publish.Publisher for one repository."""
+    """fixbot.forge.Publisher for one repository."""
 
     def __init__(self, client: Github, repository: str) -> None:
         self._client = client

@@ -21,70 +21,26 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from fixbot.errors import UsageError
+from fixbot.forge.trigger import (
+    BRANCH_PREFIX,
+    Cleanup,
+    Command,
+    Decision,
+    PullInfo,
+    Skip,
+    Trigger,
+    commit_id,
+)
 
-EventName = Literal["workflow_run", "issue_comment", "workflow_dispatch"]
-Command = Literal["fix", "abort"]
 EVENTS: tuple[str, ...] = ("workflow_run", "issue_comment", "workflow_dispatch")
-BRANCH_PREFIX = "fixbot/"
 HINT_CAP = 500
-COMMIT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1, or SHA-256 repositories
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class Trigger:
-    kind: EventName
-    repository: str  # owner/name of the repository the event belongs to
-    head_sha: str  # the commit to fix; "" for a comment until `with_pull`
-    head_ref: str  # the branch that commit is on; "" for a comment until `with_pull`
-    head_repository: str  # owner/name where head_ref lives (another one for a fork)
-    default_branch: str
-    actor: str  # who asked: the commenter, the dispatcher, the run's triggering actor
-    pr_number: int | None = None  # the pull request to report back to, when there is one
-    command: Command = "fix"
-    hint: str = ""
-    workflow: str = ""  # the failing workflow (workflow_run): part of the failure's identity
-    run_id: int | None = None
-    run_url: str = ""
-    comment_id: int | None = None
-
-    @property
-    def from_fork(self) -> bool:
-        return self.head_repository.lower() != self.repository.lower()
-
-
-@dataclass(frozen=True)
-class Cleanup:
-    repository: str
-    branch: str  # its checks passed: fixbot's open PRs into it are superseded
-    head_sha: str
-
-
-@dataclass(frozen=True)
-class Skip:
-    reason: str
-
-
-Decision = Trigger | Cleanup | Skip
-
-
-@dataclass(frozen=True)
-class PullInfo:
-    """The facts `with_pull` needs about the pull request a comment was made on."""
-
-    number: int
-    head_sha: str
-    head_ref: str
-    head_repository: str  # "" when the fork was deleted
-    base_ref: str
-    state: str
 
 
 def load_payload(event_name: str, text: str | bytes) -> Mapping[str, Any]:
@@ -142,13 +98,6 @@ def parse_command(body: str) -> tuple[Command, str] | None:
     if hint.lower() == "abort":
         return "abort", ""
     return "fix", hint
-
-
-def commit_id(value: str, what: str) -> str:
-    """A full commit id, or a UsageError: it becomes a git argument, never an option."""
-    if not COMMIT_ID.fullmatch(value):
-        raise UsageError(f"{what} is not a full commit id: {value[:80]!r}")
-    return value
 
 
 def is_bot(user: Mapping[str, Any]) -> bool:

@@ -1,0 +1,100 @@
+"""An attempt's life after the model answered: recorded, checked, decided, and kept small.
+
+Only the newest attempt keeps its full check result in the state; older ones are slimmed to
+their failing tests and messages, their full results written once to `.fixbot/logs/THREAD/`
+(checkpoints store the whole state at every step).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+from fixbot.checks import problems as pass_problems
+from fixbot.checks import run_trial, tampered_problems
+from fixbot.llm import Reply
+from fixbot.loop.deps import Deps, Update
+from fixbot.loop.state import FixState
+from fixbot.loop.stuck import STRIKES_TO_ESCALATE, strike
+from fixbot.paths import StateDir
+from fixbot.records import REPLY_CAP, Attempt, CheckResult, Verdict, slim
+from fixbot.snapshot import Snapshot, unprotect
+
+
+def new_attempt(
+    number: int, reply: Reply, spent_usd: float, temperature: float | None = None
+) -> Attempt:
+    """A model's reply as the attempt in flight: nothing applied or run yet."""
+    return Attempt(
+        number=number,
+        model=reply.model,
+        temperature=temperature,
+        round_size=1,
+        reply=reply.text[:REPLY_CAP],
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=spent_usd,
+        diff="",
+        verdict="none",
+        problems=[],
+        check=None,
+    )
+
+
+def checks_over(
+    deps: Deps, patch_text: str, *, snapshot: Snapshot | None = None, allowed: Sequence[str] = ()
+) -> tuple[CheckResult, list[str]]:
+    """The checks over the snapshot with `patch_text` applied, and the problems of protected
+    files found changed afterwards (`allowed`: the ones a human opened to edits)."""
+    opened = unprotect(snapshot or deps.snapshot, allowed)
+    result, tampered = run_trial(deps.sandbox, opened, deps.config, patch_text)
+    return result, tampered_problems(tampered)
+
+
+def decide(baseline: CheckResult, current: Attempt) -> Attempt:
+    """The attempt with its verdict: pass, fail (it ran and is not a pass) or rejected."""
+    problems = list(current["problems"])
+    if current["check"] is not None:
+        problems += pass_problems(baseline, current["check"])
+        outcome: Verdict = "pass" if not problems else "fail"
+    else:
+        outcome = "rejected"
+    return {**current, "problems": problems, "verdict": outcome}
+
+
+def record(state: FixState, deps: Deps, decided: Sequence[Attempt]) -> Update:
+    """Append decided attempts (the last one's verdict routes) and note a repeat or stagnation."""
+    *before, last = [*state["attempts"], *decided]
+    attempts = [*(slimmed(deps, state["thread_id"], a) for a in before), last]
+    settings = deps.config.stuck
+    found = (
+        None
+        if last["verdict"] == "pass"
+        else strike(attempts, settings.similarity, settings.stagnation_attempts)
+    )
+    strikes = 0 if found is None else state["strikes"] + 1
+    if found is not None and found.final:  # the model gave up: escalate now
+        strikes = max(strikes, STRIKES_TO_ESCALATE)
+    return {
+        "verdict": last["verdict"],
+        "attempts": attempts,
+        "strikes": strikes,
+        "stuck_reason": found.reason if found else "",
+    }
+
+
+def slimmed(deps: Deps, thread: str, attempt: Attempt) -> Attempt:
+    """The attempt as an older one stays in the state, its full check written once to disk."""
+    check = attempt["check"]
+    if check is None or "log_ref" in check:
+        return attempt
+    repo = deps.snapshot.repo
+    folder = StateDir(repo).logs(thread)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"attempt-{attempt['number']}.json"
+    if not path.exists():  # written once: a rerun after a crash finds it there
+        scratch = path.with_suffix(".tmp")
+        scratch.write_text(json.dumps(check, indent=1), encoding="utf-8")
+        os.replace(scratch, path)
+    return {**attempt, "check": slim(check, path.relative_to(repo).as_posix())}

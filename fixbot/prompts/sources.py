@@ -1,0 +1,331 @@
+"""Source excerpts: the repository's files, read and parsed once, and the spans of them worth
+showing (the failing tests' functions, the code the tracebacks name and the tests import), each
+chosen within a token allowance. Repository text is untrusted: read only through `read_inside`,
+shown in a fence it cannot close."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TypedDict
+
+from fixbot.llm import estimate_tokens
+from fixbot.records import CheckResult
+from fixbot.snapshot import read_inside
+
+WHOLE_FILE_CHARS = 6_000  # a file this small is shown whole
+FRAME_CHARS = 8_000  # a definition larger than this is shown as a window around the line
+WINDOW_LINES = 15  # lines either side of a named line, when no definition fits
+READ_BYTES = 2_000_000  # larger files are named, never read
+ITEM_TOKENS = 8  # a heading, a fence and newlines around one item
+
+_FRAME_IN_TRACE = re.compile(
+    r"(?:^|[\s\"'(])(?:/workspace/)?(?:\./)?([\w./-]+\.py)(?::(\d+)|\", line (\d+))"
+)
+_BACKTICKS = re.compile(r"`{3,}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class Excerpt(TypedDict):
+    title: str  # "calc.py (whole file)" or "lines 120-145 of calc.py (...)"
+    text: str
+    fence: str  # a backtick fence longer than any run of backticks inside the text
+
+
+def cost(texts: Iterable[str], overhead: int) -> int:
+    """Estimated tokens of texts, each with `overhead` tokens of markup around it."""
+    return sum(estimate_tokens(text) + overhead for text in texts)
+
+
+def one_line(text: str) -> str:
+    """An id or a path as one line of text: a newline in a file name cannot start a section."""
+    return _CONTROL.sub("?", text)
+
+
+def fence(texts: Iterable[str]) -> str:
+    """A backtick fence that no run of backticks in the texts can close."""
+    longest = max((len(run) for text in texts for run in _BACKTICKS.findall(text)), default=2)
+    return "`" * (longest + 1)
+
+
+# 2. and 3. Source excerpts: the failing tests, then the code the tracebacks name
+
+
+@dataclass
+class Source:
+    text: str
+    lines: list[str]
+    module: ast.Module | None
+
+
+@dataclass
+class Span:
+    """One excerpt wanted from a file: its choices of lines, the widest first."""
+
+    path: str
+    choices: list[tuple[int, int]]  # (first line, last line), 1-based, inclusive
+    line: int = 0  # the line a traceback or a finding names: shown already, nothing to add
+    why: str = ""  # "the traceback names line 12"
+
+
+@dataclass
+class Sources:
+    """The snapshot's files, read and parsed once, and the excerpts chosen from them."""
+
+    tree: Path
+    known: set[str]
+    cache: dict[str, Source | None] = field(default_factory=dict)
+    shown: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+    def get(self, path: str, max_bytes: int = READ_BYTES) -> Source | None:
+        if path not in self.cache:
+            self.cache[path] = _read(self.tree, path, max_bytes) if path in self.known else None
+        return self.cache[path]
+
+    def covered(self, path: str, first: int, last: int) -> bool:
+        return any(a <= first and last <= b for a, b in self.shown.get(path, []))
+
+    def take(self, spans: Iterable[Span], tokens: int) -> tuple[list[Excerpt], int]:
+        """An excerpt for each span, in order: its widest choice that fits, none when one
+        already shown covers it; a span that fits in no way is named in `skipped`."""
+        chosen: list[Excerpt] = []
+        spent = 0
+        for span in spans:
+            source = self.get(span.path)
+            wanted = [(span.line, span.line)] if span.line else span.choices
+            if source is None or any(self.covered(span.path, a, b) for a, b in wanted):
+                continue
+            for first, last in span.choices:
+                text = "\n".join(source.lines[first - 1 : last])
+                excerpt = Excerpt(
+                    title=_title(span, first, last, len(source.lines)),
+                    text=text,
+                    fence=fence([text]),
+                )
+                tokens_of = cost([excerpt["title"] + "\n" + text], ITEM_TOKENS)
+                if spent + tokens_of <= tokens:
+                    chosen.append(excerpt)
+                    spent += tokens_of
+                    self.shown.setdefault(span.path, []).append((first, last))
+                    break
+            else:
+                first, last = span.choices[-1]
+                self.skipped.append(_title(span, first, last, len(source.lines)))
+        return chosen, spent
+
+
+def _read(tree: Path, path: str, max_bytes: int) -> Source | None:
+    try:
+        if os.lstat(tree / path).st_size > max_bytes:
+            return None
+    except OSError:
+        return None
+    text = read_inside(tree, path)
+    if text is None:
+        return None
+    try:
+        module: ast.Module | None = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        module = None
+    return Source(text, text.splitlines(), module)
+
+
+def _title(span: Span, first: int, last: int, total: int) -> str:
+    path = one_line(span.path)
+    if first == 1 and last >= total:
+        return f"{path} (whole file)"
+    why = f"; {span.why}" if span.why else ""
+    return f"lines {first}-{last} of {path} ({total} lines{why})"
+
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _extent(node: ast.stmt) -> tuple[int, int]:
+    """A statement's lines, its decorators included."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    return first, node.end_lineno or node.lineno
+
+
+def _window(line: int, total: int, lines: int = WINDOW_LINES) -> tuple[int, int]:
+    return max(1, line - lines), min(total, line + lines)
+
+
+def _too_big(source: Source, first: int, last: int) -> bool:
+    return sum(len(line) + 1 for line in source.lines[first - 1 : last]) > FRAME_CHARS
+
+
+def _around(source: Source, line: int) -> list[tuple[int, int]]:
+    """Choices for a named line: the whole file when small, the top-level definition around
+    it (or, in a large class, the method), then a window of lines."""
+    total = len(source.lines)
+    line = min(max(line, 1), total)
+    choices = [(1, total)] if len(source.text) <= WHOLE_FILE_CHARS else []
+    body = source.module.body if source.module else []
+    for _depth in range(2):
+        enclosing = [n for n in body if _extent(n)[0] <= line <= _extent(n)[1]]
+        if not enclosing or not isinstance(enclosing[0], Definition):
+            break
+        extent = _extent(enclosing[0])
+        if not _too_big(source, *extent):
+            choices.append(extent)
+            break
+        body = enclosing[0].body if isinstance(enclosing[0], ast.ClassDef) else []
+    return [*choices, _window(line, total)]
+
+
+def _definition(body: list[ast.stmt], names: Sequence[str]) -> Definition | None:
+    """The nested definition `names` (class, then method) in a module's body."""
+    node: Definition | None = None
+    for name in names:
+        node = next((n for n in body if isinstance(n, Definition) and n.name == name), None)
+        if node is None:
+            return None
+        body = node.body
+    return node
+
+
+def _test_location(test_id: str, known: set[str]) -> tuple[str, list[str]] | None:
+    """'tests.test_calc.TestAdd::test_one[2]' -> ('tests/test_calc.py', ['TestAdd', 'test_one']):
+    pytest's JUnit classname is the module's dotted path, then any test classes."""
+    classname, _, name = test_id.partition("::")
+    if not name or classname.startswith("command: "):
+        return None
+    parts = classname.split(".")
+    for cut in range(len(parts), 0, -1):
+        path = "/".join(parts[:cut]) + ".py"
+        if path in known:
+            return path, [*parts[cut:], name.split("[", 1)[0]]
+    return None
+
+
+def _spans_of(source: Source, path: str, node: ast.stmt) -> Span:
+    first, last = _extent(node)
+    choices = [(first, last)]
+    if _too_big(source, first, last):
+        choices = [(first, min(last, first + 2 * WINDOW_LINES))]
+    return Span(path, choices)
+
+
+def test_spans(ids: Sequence[str], sources: Sources) -> list[Span]:
+    """The failing test functions, as the test files define them."""
+    spans = []
+    for test_id in ids:
+        located = _test_location(test_id, sources.known)
+        source = sources.get(located[0]) if located else None
+        if located is None or source is None or source.module is None:
+            continue
+        node = _definition(source.module.body, located[1])
+        if node is not None:
+            spans.append(_spans_of(source, located[0], node))
+    return spans
+
+
+def trace_lines(text: str, known: set[str]) -> list[tuple[str, int]]:
+    """(path, line) pairs a traceback names, repository files only, in order of mention."""
+    found: dict[tuple[str, int], None] = {}
+    for match in _FRAME_IN_TRACE.finditer(text):
+        path, line = match[1], int(match[2] or match[3])
+        if path in known:
+            found.setdefault((path, line))
+    return list(found)
+
+
+def code_spans(
+    check: CheckResult, ids: Sequence[str], sources: Sources, findings_shown: int = 10
+) -> list[Span]:
+    """The lines the tracebacks name (code before tests), the code the failing tests import
+    (small modules whole, else the definitions the failing tests use), then the lines the
+    ruff and mypy findings name."""
+    named: dict[tuple[str, int], str] = {}
+    for test_id in ids:
+        result = check["tests"][test_id]
+        for path, line in trace_lines(result["message"] + "\n" + result["detail"], sources.known):
+            named.setdefault((path, line), f"the traceback names line {line}")
+    traced = sorted(named, key=lambda pair: is_test(pair[0]))  # stable: in order of mention
+    for finding in check["findings"][:findings_shown]:
+        if finding["path"] in sources.known and finding["line"] > 0:
+            why = f"{finding['tool']} {one_line(finding['code'])} at line {finding['line']}"
+            named.setdefault((finding["path"], finding["line"]), why)
+    spans = [_span_around(sources, path, line, named[path, line]) for path, line in traced]
+    spans += _imported_spans(ids, sources)
+    spans += [
+        _span_around(sources, *pair, why) for pair, why in named.items() if pair not in traced
+    ]
+    return [span for span in spans if span.choices]
+
+
+def _span_around(sources: Sources, path: str, line: int, why: str) -> Span:
+    source = sources.get(path)
+    return Span(path, _around(source, line) if source and source.lines else [], line, why)
+
+
+def is_test(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def _imported_spans(ids: Sequence[str], sources: Sources) -> Iterable[Span]:
+    used: set[str] = set()
+    test_files: dict[str, None] = {}
+    for test_id in ids:
+        located = _test_location(test_id, sources.known)
+        source = sources.get(located[0]) if located else None
+        if located is None or source is None or source.module is None:
+            continue
+        node = _definition(source.module.body, located[1])
+        used |= _names_used(node) if node is not None else set()
+        test_files.setdefault(located[0])
+    modules: dict[str, None] = {}
+    for test_file in test_files:
+        source = sources.get(test_file)
+        for module in imported_modules(source.text if source else ""):
+            modules.update(dict.fromkeys(module_files(module, sources.known)))
+    for path in modules:
+        source = sources.get(path)
+        if source is None or not source.lines or is_test(path):
+            continue
+        if len(source.text) <= WHOLE_FILE_CHARS:
+            yield Span(path, [(1, len(source.lines))])
+            continue
+        for statement in source.module.body if source.module else []:
+            if isinstance(statement, Definition) and statement.name in used:
+                yield _spans_of(source, path, statement)
+
+
+def _names_used(node: ast.AST) -> set[str]:
+    names = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            names.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            names.add(child.attr)
+    return names
+
+
+def imported_modules(source: str) -> list[str]:
+    """Dotted names a Python file imports (`from a.b import c` gives a.b and a.b.c)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return names
+
+
+def module_files(module: str, known: set[str]) -> list[str]:
+    """The repository files a dotted module name may live in (flat or src/ layout)."""
+    rel = module.replace(".", "/")
+    options = [f"{rel}.py", f"{rel}/__init__.py", f"src/{rel}.py", f"src/{rel}/__init__.py"]
+    return [path for path in options if path in known]

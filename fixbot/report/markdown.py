@@ -1,0 +1,180 @@
+"""The result for a human: report.md, the PR body, the job summary (one renderer for all)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from fixbot.records import round_firsts
+from fixbot.report.result import FixResult
+
+_HEADLINES = {
+    "fixed": "fixbot fixed the failing checks",
+    "already_passing": "The checks already pass: nothing to fix",
+    "escalated": "fixbot could not fix the failing checks: a human is needed",
+    "aborted": "The fix was aborted by a human",
+    "error": "fixbot could not run",
+}
+
+
+def _cell(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_markdown(result: FixResult) -> str:
+    lines = [f"## {_HEADLINES[result.status]}", "", f"**Status:** `{result.status}`  "]
+    lines += [f"**Why:** {_cell(result.reason, 500)}  "]
+    if result.commit:
+        lines += [f"**Commit:** `{result.commit}`  ", f"**Sandbox:** {result.sandbox}  "]
+        lines += [f"**Thread:** `{result.thread_id}`  "]
+    if result.labels:
+        lines += [f"**Labels:** {', '.join(result.labels)}  "]
+    if result.allowed_protected:
+        allowed = ", ".join(f"`{p}`" for p in result.allowed_protected)
+        lines += [f"**Protected files a maintainer allowed to change:** {allowed}  "]
+    lines += [""]
+    lines += _tests_table(result)
+    lines += _gates_table(result)
+    if result.attempts:
+        lines += ["", "### Attempts", "", "| # | model | tokens | cost | verdict | problems |"]
+        lines += ["|---|---|---|---|---|---|"]
+        for a in result.attempts:
+            problems = "; ".join(a["problems"][:3]) or "-"
+            tokens = a["prompt_tokens"] + a["completion_tokens"]
+            spent = float(a.get("cost_usd", 0.0))
+            model = a["model"]
+            if a.get("temperature") is not None:
+                model += f" (temperature {a['temperature']:g})"
+            lines.append(
+                f"| {a['number']} | {_cell(model, 60)} | {tokens} | ${spent:.4f} | "
+                f"{a['verdict']} | {_cell(problems)} |"
+            )
+    path = run_path(result)
+    if path:
+        lines += ["", "### The path this run took", "", *mermaid(path)]
+    if result.diff:
+        lines += ["", "### The change", "", "```diff", result.diff.rstrip("\n"), "```"]
+        lines += ["", f"SHA-256 of the diff: `{result.diff_sha256}`"]
+    if result.dropped_hunks:
+        lines += [
+            "",
+            f"{len(result.dropped_hunks)} hunk(s) of the passing diff were not needed "
+            "for the pass and were dropped; the rest was re-verified.",
+        ]
+    if result.tokens:
+        lines += [
+            "",
+            f"Tokens: {result.tokens.get('total', 0)} "
+            f"(prompt {result.tokens.get('prompt', 0)}, "
+            f"completion {result.tokens.get('completion', 0)}), "
+            f"estimated cost ${result.cost_usd:.4f}",
+        ]
+    if result.manifest_sha256:
+        lines += [
+            f"Protected files: {len(result.protected)}, manifest SHA-256 `{result.manifest_sha256}`"
+        ]
+    if result.network_probe:
+        probe = "; ".join(result.network_probe.splitlines())
+        lines += [f"Network inside the sandbox: {_cell(probe, 300)}"]
+    if result.reproduce:
+        lines += ["", "Re-check this verification locally:", "", f"    {result.reproduce}"]
+    lines += ["", f"<sub>fixbot {result.version}</sub>", ""]
+    return "\n".join(lines)
+
+
+def _gates_table(result: FixResult) -> list[str]:
+    if not result.baseline:
+        return []
+    before = Counter(f["tool"] for f in result.baseline.get("findings", []))
+    after = Counter(f["tool"] for f in (result.verification or {}).get("findings", []))
+    tools = sorted(set(before) | set(after))
+    if not tools:
+        return []
+    rows = ["", "### Gates (findings)", "", "| gate | before | after |", "|---|---|---|"]
+    for tool in tools:
+        now = after[tool] if result.verification else "-"
+        rows.append(f"| {tool} | {before[tool]} | {now} |")
+    return rows
+
+
+def _tests_table(result: FixResult) -> list[str]:
+    if not result.baseline:
+        return []
+    before = result.baseline.get("tests", {})
+    failing = sorted(t for t, r in before.items() if r["outcome"] in ("failed", "error"))
+    if not failing:
+        return []
+    after: Mapping[str, Any] = (result.verification or {}).get("tests", {})
+    rows = ["### Originally failing tests", "", "| test | before | after |", "|---|---|---|"]
+    for test in failing:
+        now = after.get(test, {}).get("outcome", "-")
+        rows.append(f"| `{_cell(test, 100)}` | {before[test]['outcome']} | {now} |")
+    return rows
+
+
+# (shape, label): "start" and "end" are stadiums, "human" a hexagon, "step" a box.
+Step = tuple[str, str]
+
+
+def run_path(result: FixResult) -> list[Step]:
+    """The graph nodes the run went through, in order, from the recorded result alone."""
+    if result.status == "error":
+        return []
+    path: list[Step] = [("start", "baseline")]
+    if result.status == "already_passing":
+        return [*path, ("end", "already passing")]
+    escalations = list(result.escalated_at)
+    if 0 in escalations:
+        path += _escalation(result, after=0)
+    firsts = round_firsts(result.attempts)
+    for index, attempt in enumerate(result.attempts):
+        number, verdict = attempt["number"], attempt["verdict"]
+        size = int(attempt.get("round_size", 1))
+        first = firsts[index]
+        if size < 2:
+            path.append(("step", f"generate {number}"))
+        elif number == first:  # a round of parallel candidates: one step for all of them
+            path.append(("step", f"candidates {first}-{first + size - 1} at once"))
+        if verdict == "rejected":
+            path.append(("step", f"apply {number}: rejected"))
+        else:
+            path.append(("step", f"check {number}: {verdict}"))
+        last = index == len(result.attempts) - 1
+        if verdict == "pass" and number == first + size - 1:  # a round's winner is its last
+            held = not (number in escalations or (last and result.status != "fixed"))
+            path.append(("step", f"verify: {'pass' if held else 'fail'}"))
+            if held:
+                if result.dropped_hunks:
+                    path.append(("step", f"minimize: {len(result.dropped_hunks)} dropped"))
+                path.append(("end", "finalize: fixed"))
+                continue
+        if number in escalations:
+            path += _escalation(result, after=number)
+        elif not last and number == first + size - 1:
+            path.append(("step", "reflect"))
+    return path
+
+
+def _escalation(result: FixResult, *, after: int) -> list[Step]:
+    steps: list[Step] = [("step", "escalate")]
+    if any(attempt["number"] > after for attempt in result.attempts):
+        return [*steps, ("human", "await human: continue")]
+    if result.status == "aborted":
+        return [*steps, ("human", "await human: abort"), ("end", "aborted")]
+    return [*steps, ("human", "await human")]
+
+
+_SHAPES = {"start": '(["{}"])', "end": '(["{}"])', "human": '{{{{"{}"}}}}', "step": '["{}"]'}
+
+
+def mermaid(path: list[Step]) -> list[str]:
+    """A Mermaid flowchart (GitHub renders it) of the path; labels are fixbot's own words."""
+    lines = ["```mermaid", "flowchart LR"]
+    nodes = [f"n{i}" + _SHAPES[shape].format(label) for i, (shape, label) in enumerate(path)]
+    if len(nodes) == 1:
+        lines.append(f"  {nodes[0]}")
+    for i in range(1, len(nodes)):
+        lines.append(f"  {nodes[i - 1] if i == 1 else f'n{i - 1}'} --> {nodes[i]}")
+    return [*lines, "```"]

@@ -1,0 +1,144 @@
+"""The one assembly of a run's real clients, for every root (the CLI, the Action, the server).
+
+open_clients(...)   the sandbox, the thread's lock, the checkpointer and the store, the
+                    model (and the strong one), released in reverse order
+build_deps(...)     what the graph's nodes run with, for one snapshot
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
+
+from fixbot.config import Config
+from fixbot.errors import UsageError
+from fixbot.llm import Model, OpenAIModel
+from fixbot.loop import Deps, unpriced
+from fixbot.paths import StateDir
+from fixbot.runs.store import checkpointer_for, store_for, thread_lock
+from fixbot.sandbox import Backend, Sandbox, choose
+from fixbot.snapshot import Snapshot, repo_files, repository_identity
+
+# The environment variables that hold credentials: never logged, never sent to the model,
+# never in an output (the Action adds the token's auth header).
+SECRET_VARIABLES = ("OPENAI_API_KEY", "GITHUB_TOKEN", "FIXBOT_DATABASE_URL")
+NO_MODEL = "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
+
+Observer = Callable[[str, dict[str, Any]], None]
+
+
+def _ignore(node: str, update: dict[str, Any]) -> None:
+    """The default observer: progress goes nowhere."""
+
+
+@dataclass(frozen=True)
+class Clients:
+    """Everything real a run drives the graph with."""
+
+    model: Model
+    sandbox: Sandbox
+    checkpointer: BaseCheckpointSaver[Any] | None
+    store: BaseStore | None = None
+    strong_model: Model | None = None
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    observe: Observer = _ignore
+    clock: Callable[[], float] = time.time
+
+
+def secrets_in(env: Mapping[str, str], extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """The credentials this environment holds (values of SECRET_VARIABLES), and `extra`."""
+    return tuple(dict.fromkeys([*(env[k] for k in SECRET_VARIABLES if env.get(k)), *extra]))
+
+
+def choose_sandbox(
+    backend: Backend, env: Mapping[str, str], *, image: str | None = None
+) -> Sandbox:
+    """The backend asked for; DOCKER_* variables say where the Docker engine is."""
+    docker_env = {k: v for k, v in env.items() if k.startswith("DOCKER_")}
+    return choose(backend, image=image, environment=docker_env)
+
+
+def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> tuple[Model, Model | None]:
+    """The model (and the strong one, when configured), each closed with `stack`."""
+    if not config.model:
+        raise UsageError(NO_MODEL)
+
+    def opened(name: str) -> Model:
+        client = OpenAIModel(
+            model=name,
+            api_key=env.get("OPENAI_API_KEY"),
+            base_url=config.base_url,
+            timeout_seconds=config.request_timeout_seconds,
+        )
+        return stack.enter_context(client)
+
+    return opened(config.model), opened(config.strong_model) if config.strong_model else None
+
+
+@contextmanager
+def open_clients(
+    root: Path,
+    thread: str,
+    config: Config,
+    env: Mapping[str, str],
+    *,
+    secrets: Sequence[str] = (),
+    observe: Observer = _ignore,
+) -> Iterator[Clients]:
+    """The clients one run of `thread` in the repository at `root` needs, held for the run:
+    the thread's lock first (a second run of it exits 3), the rest released in reverse."""
+    state = StateDir(root)
+    database_url = env.get("FIXBOT_DATABASE_URL")
+    with ExitStack() as stack:
+        model, strong = models(config, env, stack)
+        sandbox = stack.enter_context(
+            closing(choose_sandbox(config.sandbox.backend, env, image=config.sandbox.image))
+        )
+        stack.enter_context(thread_lock(state, thread, database_url))
+        checkpointer = stack.enter_context(checkpointer_for(state, database_url))
+        store = stack.enter_context(store_for(state, database_url))
+        yield Clients(
+            model=model,
+            sandbox=sandbox,
+            checkpointer=checkpointer,
+            store=store,
+            strong_model=strong,
+            secrets=secrets_in(env, secrets),
+            observe=observe,
+        )
+
+
+def build_deps(
+    clients: Clients,
+    config: Config,
+    snapshot: Snapshot,
+    base: Snapshot | None = None,
+) -> Deps:
+    """What the graph's nodes run with for this snapshot (and the configured base)."""
+    missing = unpriced(
+        config, [clients.model.name, clients.strong_model.name if clients.strong_model else None]
+    )
+    if missing:
+        raise UsageError(
+            f"budget.cost_usd needs a price for {', '.join(missing)}: add it to prices in "
+            ".fixbot.yml (US dollars per million prompt and completion tokens)"
+        )
+    return Deps(
+        model=clients.model,
+        sandbox=clients.sandbox,
+        snapshot=snapshot,
+        config=config,
+        files=tuple(repo_files(snapshot)),
+        base_snapshot=base,
+        clock=clients.clock,
+        known_secrets=clients.secrets,
+        repository=repository_identity(snapshot.repo),
+        strong_model=clients.strong_model,
+    )

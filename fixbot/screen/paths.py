@@ -1,0 +1,62 @@
+"""The paths a patch may never touch, and the new modules that would stand in for a tool.
+
+NEVER_EDITABLE is the one list of what no candidate, no human answer and no publish step may
+change: CI, fixbot's own configuration and state, git's own files. Protected paths (tests and
+their configuration, by glob) are refused too, unless a human opened one by name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+
+from fixbot.edits import Patch
+from fixbot.paths import is_state_path
+from fixbot.snapshot import is_protected
+
+# Never edited, never opened to edits: CI, fixbot's config, fixbot's state, git's own files.
+NEVER_EDITABLE = (".github/", ".fixbot.yml", ".fixbot/")
+
+
+def never_editable(path: str) -> bool:
+    """Whether `path` is one no candidate, answer or publish may change, whatever is allowed."""
+    if is_state_path(path) or ".git" in PurePosixPath(path).parts:
+        return True
+    return any(path == p.rstrip("/") or path.startswith(p) for p in NEVER_EDITABLE)
+
+
+def refused_paths(paths: Iterable[str], globs: Sequence[str], allowed: Sequence[str]) -> list[str]:
+    """Why each path may not be changed: protected (unless a human allowed it) or never
+    editable (whatever was allowed)."""
+    return [
+        f"the diff touches protected path {path}; tests and their configuration "
+        "are the specification and cannot be changed"
+        for path in paths
+        if never_editable(path) or (is_protected(path, globs) and path not in allowed)
+    ]
+
+
+def shadowing(patch: Patch, tree: Path) -> list[str]:
+    """Paths the patch adds at the repository's top level whose module name is importable
+    already (pytest, ruff, mypy, their dependencies, the standard library): the checks run
+    `python -m ...` in the workspace, where such a file would be imported instead."""
+    found = []
+    for change in patch.changes:
+        if change.new is None or os.path.lexists(tree / change.path):
+            continue
+        top = change.path.split("/")[0]
+        name = top.removesuffix(".py") if "/" not in change.path else top
+        if (top.endswith(".py") or "/" in change.path) and _importable(name):
+            found.append(change.path)
+    return found
+
+
+def _importable(name: str) -> bool:
+    if not name.isidentifier():
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False

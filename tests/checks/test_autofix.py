@@ -1,0 +1,94 @@
+"""Zero-token fixes: a ruff-only failure is fixed by ruff's own safe fixes before any model call."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fixbot.checks import ruff_only
+from fixbot.records import CaseResult, CheckResult
+from tests.conftest import RunFixbot, make_repo
+from tests.fake_openai import ScriptedOpenAI
+from tests.fakes import reply
+
+CLEAN_CALC = (
+    "def add(a, b):\n    return a + b\n\n\n"
+    "def mean(values):\n    return sum(values) / len(values)\n\n\n"
+    "def clamp(x, low, high):\n    return max(low, min(x, high))\n"
+)
+BWRAP = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+RUFF_CONFIG = (
+    "test_command: python -m ruff check .\n"
+    "gates: {lint: false, types: false}\n"
+    "verification: {final_runs: 1}\n"
+)
+
+
+def _result(*failing: str) -> CheckResult:
+    tests = {t: CaseResult(outcome="failed", message="exit code 1", detail="") for t in failing}
+    return CheckResult(
+        status="tests_failed",
+        exit_code=1,
+        seconds=0.1,
+        tests=tests,
+        findings=[],
+        log_tail="",
+        commands=[],
+    )
+
+
+def test_only_ruff_commands_count_as_ruff_only() -> None:
+    assert ruff_only(_result("command: python -m ruff check ."))
+    assert ruff_only(_result("command: ruff format --check src"))
+    assert not ruff_only(_result("command: python -m ruff check .", "tests/t.py::test_x"))
+    assert not ruff_only(_result("tests/test_ruff.py::test_check"))
+    assert not ruff_only(_result("command: python -m mypy ."))
+    assert not ruff_only(_result())
+
+
+@BWRAP
+def test_a_lint_only_failure_is_fixed_with_zero_tokens(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    files = {
+        ".fixbot.yml": RUFF_CONFIG,
+        "tidy.py": "import os\nimport sys\n\n\ndef version():\n    return sys.version\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    with ScriptedOpenAI([]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert server.requests == []
+    evidence = run.evidence
+    assert evidence["status"] == "fixed" and "zero model tokens" in evidence["reason"]
+    assert evidence["tokens"]["total"] == 0
+    assert [(a["number"], a["model"]) for a in evidence["attempts"]] == [
+        (0, "ruff --fix + ruff format (no model)")
+    ]
+    assert "-import os\n" in evidence["diff"]
+    assert "tests/" not in evidence["diff"]  # protected files are never ruff's to change
+
+
+@BWRAP
+def test_what_ruff_cannot_fix_goes_to_the_model(tmp_path: Path, run_fixbot: RunFixbot) -> None:
+    files = {
+        ".fixbot.yml": RUFF_CONFIG,
+        "calc.py": CLEAN_CALC,  # ruff-clean: only tidy.py is at fault
+        "tidy.py": "import os\n\n\ndef version():\n    return sys.version\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    fix = reply(
+        "--- a/tidy.py\n+++ b/tidy.py\n@@ -1,5 +1,5 @@\n-import os\n+import sys\n \n \n"
+        " def version():\n     return sys.version\n",
+        "ruff removed the unused import; sys was never imported.",
+    )
+    with ScriptedOpenAI([fix]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert len(server.requests) == 1
+    feedback = server.requests[0]["messages"][-1]["content"]
+    assert "F821" in feedback or "sys" in feedback  # what ruff left is what the model is told
+    verdicts = [(a["number"], a["verdict"]) for a in run.evidence["attempts"]]
+    assert verdicts == [(0, "fail"), (1, "pass")]

@@ -1,0 +1,229 @@
+"""The pass definition, table-tested: baseline and attempt results in, named problems out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from fixbot import records
+from fixbot.checks import new_findings, problems
+from fixbot.records import CheckResult, Finding
+
+
+def outcome(kind: str) -> records.CaseResult:  # via the module: pytest would collect Test*
+    message = "" if kind == "passed" else f"it {kind}"
+    return {"outcome": kind, "message": message, "detail": ""}  # type: ignore[typeddict-item]
+
+
+def checked(
+    tests: dict[str, str],
+    findings: Sequence[Finding] = (),
+    status: str = "",
+) -> CheckResult:
+    failing = any(kind in ("failed", "error") for kind in tests.values())
+    return CheckResult(
+        status=status or ("tests_failed" if failing else "passed"),
+        exit_code=0 if all(kind == "passed" for kind in tests.values()) else 1,
+        seconds=1.0,
+        tests={test: outcome(kind) for test, kind in tests.items()},
+        findings=list(findings),
+        log_tail="",
+        commands=["python -m pytest"],
+    )
+
+
+def ruff(
+    path: str, line: int, code: str = "F401", message: str = "`os` imported but unused"
+) -> Finding:
+    return Finding(tool="ruff", path=path, line=line, code=code, message=message)
+
+
+def mypy(path: str, line: int, message: str = "Incompatible return value type") -> Finding:
+    return Finding(tool="mypy", path=path, line=line, code="return-value", message=message)
+
+
+BASE = {"t::test_broken": "failed", "t::test_ok": "passed"}
+
+CASES: list[tuple[str, CheckResult, CheckResult, list[str]]] = [
+    (
+        "all fixed",
+        checked(BASE),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed"}),
+        [],
+    ),
+    (
+        "an error fixed",
+        checked({"t::test_setup": "error", "t::test_ok": "passed"}),
+        checked({"t::test_setup": "passed", "t::test_ok": "passed"}),
+        [],
+    ),
+    (
+        "still failing",
+        checked(BASE),
+        checked(BASE),
+        ["t::test_broken still failed"],
+    ),
+    (
+        "failure turned into an error",
+        checked(BASE),
+        checked({"t::test_broken": "error", "t::test_ok": "passed"}),
+        ["t::test_broken still error"],
+    ),
+    (
+        "now skipped",
+        checked(BASE),
+        checked({"t::test_broken": "skipped", "t::test_ok": "passed"}),
+        ["t::test_broken still skipped"],
+    ),
+    (
+        "now xfailed",
+        checked(BASE),
+        checked({"t::test_broken": "xfailed", "t::test_ok": "passed"}),
+        ["t::test_broken still xfailed"],
+    ),
+    (
+        "the failing test vanished",
+        checked(BASE),
+        checked({"t::test_ok": "passed"}),
+        ["t::test_broken still missing"],
+    ),
+    (
+        "a passing test now fails",
+        checked(BASE),
+        checked({"t::test_broken": "passed", "t::test_ok": "failed"}),
+        ["t::test_ok was passed before and now failed"],
+    ),
+    (
+        "a passing test now errors",
+        checked(BASE),
+        checked({"t::test_broken": "passed", "t::test_ok": "error"}),
+        ["t::test_ok was passed before and now error"],
+    ),
+    (
+        "a skipped test now fails",
+        checked({**BASE, "t::test_later": "skipped"}),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed", "t::test_later": "failed"}),
+        ["t::test_later was skipped before and now failed"],
+    ),
+    (
+        "a passing test disappeared",
+        checked(BASE),
+        checked({"t::test_broken": "passed"}),
+        ["t::test_ok is no longer collected"],
+    ),
+    (
+        "a skipped test disappeared",
+        checked({**BASE, "t::test_later": "skipped"}),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed"}),
+        ["t::test_later is no longer collected"],
+    ),
+    (
+        "a new test that fails",
+        checked(BASE),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed", "t::test_new": "failed"}),
+        ["t::test_new was not collected before and now failed"],
+    ),
+    (
+        "a new test that passes",
+        checked(BASE),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed", "t::test_new": "passed"}),
+        [],
+    ),
+    (
+        "a pre-existing ruff finding moved lines",
+        checked(BASE, [ruff("calc.py", 1)]),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed"}, [ruff("calc.py", 7)]),
+        [],
+    ),
+    (
+        "a duplicate of a pre-existing finding",
+        checked(BASE, [ruff("calc.py", 1)]),
+        checked(
+            {"t::test_broken": "passed", "t::test_ok": "passed"},
+            [ruff("calc.py", 1), ruff("calc.py", 2)],
+        ),
+        ["new ruff error calc.py:"],
+    ),
+    (
+        "the same code in another file",
+        checked(BASE, [ruff("calc.py", 1)]),
+        checked(
+            {"t::test_broken": "passed", "t::test_ok": "passed"},
+            [ruff("calc.py", 1), ruff("util.py", 1)],
+        ),
+        ["new ruff error util.py:1"],
+    ),
+    (
+        "a new mypy error",
+        checked(BASE),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed"}, [mypy("calc.py", 4)]),
+        ["new mypy error calc.py:4: Incompatible return value type [return-value]"],
+    ),
+    (
+        "a finding fixed along the way",
+        checked(BASE, [ruff("calc.py", 1), mypy("calc.py", 4)]),
+        checked({"t::test_broken": "passed", "t::test_ok": "passed"}, [mypy("calc.py", 9)]),
+        [],
+    ),
+    (
+        "several problems at once",
+        checked({**BASE, "t::test_gone": "passed"}),
+        checked({"t::test_broken": "skipped", "t::test_ok": "failed"}, [mypy("calc.py", 4)]),
+        [
+            "t::test_broken still skipped",
+            "t::test_gone is no longer collected",
+            "t::test_ok was passed before and now failed",
+            "new mypy error calc.py:4",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("baseline", "attempt", "expected"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_problems(baseline: CheckResult, attempt: CheckResult, expected: list[str]) -> None:
+    found = problems(baseline, attempt)
+    assert len(found) == len(expected), found
+    for problem, fragment in zip(found, expected, strict=True):
+        assert fragment in problem, (fragment, found)
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        "timeout",
+        "no_report",
+        "infra_error",
+        "memory_exceeded",
+        "output_exceeded",
+        "no_tests_collected",
+    ],
+)
+def test_a_run_that_did_not_complete_is_never_a_pass(status: str) -> None:
+    attempt = checked({"t::test_broken": "passed", "t::test_ok": "passed"}, status=status)
+    found = problems(checked(BASE), attempt)
+    assert found == [f"the test run did not complete: {status}"]
+
+
+def test_a_failing_test_message_is_part_of_the_problem() -> None:
+    attempt = checked({"t::test_broken": "passed", "t::test_ok": "failed"})
+    (problem,) = problems(checked(BASE), attempt)
+    assert problem.endswith(": it failed")
+
+
+def test_new_findings_counts_each_copy_beyond_the_baseline() -> None:
+    baseline = checked(BASE, [ruff("a.py", 1), ruff("a.py", 5)])
+    attempt = checked(BASE, [ruff("a.py", 2), ruff("a.py", 3), ruff("a.py", 4)])
+    assert new_findings(baseline, attempt) == [ruff("a.py", 4)]
+
+
+def test_problems_does_not_change_its_inputs() -> None:
+    baseline = checked(BASE, [ruff("a.py", 1)])
+    attempt = checked({"t::test_ok": "failed"}, [ruff("a.py", 1), mypy("b.py", 2)])
+    before = (repr(baseline), repr(attempt))
+    problems(baseline, attempt)
+    assert (repr(baseline), repr(attempt)) == before

@@ -1,0 +1,177 @@
+"""Other reply shapes (SEARCH/REPLACE, whole definitions, whole files) -> the canonical diff,
+which then applies with real `git apply`."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fixbot.edits import DiffRejected, parse_edits, plan_patch
+from tests.conftest import RunFixbot, make_repo
+from tests.fake_openai import ScriptedOpenAI
+
+CALC = '''"""Small numeric helpers."""
+
+import math
+
+
+def add(a: float, b: float) -> float:
+    return a + b
+
+
+def mean(values: list[float]) -> float:
+    """The arithmetic mean of a non-empty list."""
+    return sum(values) / (len(values) + 1)
+
+
+def clamp(x: float, low: float, high: float) -> float:
+    return max(low, min(x, high))
+'''
+FILES = {"calc.py": CALC, "pkg/util.py": "def f():\n    return 1\n"}
+
+
+def read(path: str) -> str | None:
+    return FILES.get(path)
+
+
+def applies(diff: str, tmp_path: Path) -> dict[str, str]:
+    """The files after `git apply` of the diff on a real repository holding FILES."""
+    for rel, text in FILES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "apply", "-"], input=diff, text=True, check=True)
+    return {rel: (tmp_path / rel).read_text() for rel in FILES}
+
+
+def test_search_replace_block(tmp_path: Path) -> None:
+    reply = """The mean divides by one too many.
+
+calc.py
+```python
+<<<<<<< SEARCH
+    return sum(values) / (len(values) + 1)
+=======
+    return sum(values) / len(values)
+>>>>>>> REPLACE
+```
+"""
+    patch = parse_edits(reply, read)
+    assert patch is not None and patch.paths == ("calc.py",)
+    after = applies(patch.diff, tmp_path)
+    assert "return sum(values) / len(values)\n" in after["calc.py"]
+    assert plan_patch(patch.diff, read).diff == patch.diff  # canonical: it plans to itself
+
+
+def test_search_text_must_match_exactly_once() -> None:
+    missing = "calc.py\n<<<<<<< SEARCH\n    return nothing\n=======\n    pass\n>>>>>>> REPLACE\n"
+    with pytest.raises(DiffRejected, match="does not occur"):
+        parse_edits(missing, read)
+    twice = {"calc.py": "x = 1\nx = 1\n"}
+    with pytest.raises(DiffRejected, match="occurs 2 times"):
+        parse_edits("calc.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n", twice.get)
+    with pytest.raises(DiffRejected, match="names no file"):
+        parse_edits("<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n", read)
+
+
+def test_a_whole_function_in_a_block_naming_the_file(tmp_path: Path) -> None:
+    reply = """Fixed:
+
+```python calc.py
+import statistics
+
+
+def mean(values: list[float]) -> float:
+    \"\"\"The arithmetic mean of a non-empty list.\"\"\"
+    return statistics.fmean(values)
+```
+"""
+    patch = parse_edits(reply, read)
+    assert patch is not None
+    after = applies(patch.diff, tmp_path)["calc.py"]
+    assert "return statistics.fmean(values)" in after
+    assert "import math\nimport statistics\n" in after  # the new import, after the old ones
+    assert "def add(" in after and "def clamp(" in after  # the rest untouched
+
+
+def test_a_whole_file_with_the_path_on_the_line_before(tmp_path: Path) -> None:
+    fixed = CALC.replace("(len(values) + 1)", "len(values)")
+    reply = f"**calc.py**\n```python\n{fixed}```\n"
+    patch = parse_edits(reply, read)
+    assert patch is not None
+    assert applies(patch.diff, tmp_path)["calc.py"] == fixed
+
+
+def test_shapes_that_do_not_fit_are_named_not_guessed() -> None:
+    loose = "```python calc.py\nprint('hello')\n```\n"
+    with pytest.raises(DiffRejected, match="neither the whole file nor complete"):
+        parse_edits(loose, read)
+    unknown_name = "```python calc.py\ndef median(v):\n    return v[0]\n```\n"
+    with pytest.raises(DiffRejected, match="neither the whole file"):
+        parse_edits(unknown_name, read)
+    same = "```python pkg/util.py\ndef f():\n    return 1\n```\n"
+    with pytest.raises(DiffRejected, match="change nothing"):
+        parse_edits(same, read)
+
+
+def test_prose_and_unnamed_blocks_are_not_edits() -> None:
+    assert parse_edits("I cannot fix this.", read) is None
+    assert parse_edits("```python\ndef mean(v):\n    return 0\n```\n", read) is None
+    assert parse_edits("```python nothere.py\ndef f():\n    pass\n```\n", read) is None
+    assert parse_edits("```python ../etc/passwd.py\ndef f():\n    pass\n```\n", read) is None
+
+
+# --- end to end: a SEARCH/REPLACE reply fixes the bundled example like a diff would ---
+
+SEARCH_REPLACE = """The mean divides by one too many.
+
+calc.py
+<<<<<<< SEARCH
+    return sum(values) / (len(values) + 1)
+=======
+    return sum(values) / len(values)
+>>>>>>> REPLACE
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_a_search_replace_reply_is_fixed_and_evidenced_as_a_diff(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": "gates: {lint: false, types: false}\n"})
+    with ScriptedOpenAI([SEARCH_REPLACE]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert run.evidence["status"] == "fixed"
+    assert "+    return sum(values) / len(values)" in run.evidence["diff"]
+    assert (run.out / "fix.diff").read_text() == run.evidence["diff"]
+
+
+def test_a_cut_off_search_replace_block_is_named_not_applied() -> None:
+    cut = "calc.py\n<<<<<<< SEARCH\n    return sum(values) / (len(values) + 1)\n=======\n"
+    with pytest.raises(DiffRejected, match="not closed"):
+        parse_edits(cut, read)
+
+
+def test_a_block_with_every_definition_but_not_the_imports_is_not_the_whole_file(
+    tmp_path: Path,
+) -> None:
+    defs_only = CALC.split("import math\n", 1)[1].replace("(len(values) + 1)", "len(values)")
+    patch = parse_edits(f"```python calc.py\n{defs_only}```\n", read)
+    assert patch is not None
+    after = applies(patch.diff, tmp_path)["calc.py"]
+    assert "import math" in after and '"""Small numeric helpers."""' in after  # kept
+    assert "return sum(values) / len(values)" in after
+
+
+def test_a_block_naming_no_file_counts_when_one_file_defines_it(tmp_path: Path) -> None:
+    fixed = "def mean(values: list[float]) -> float:\n    return sum(values) / len(values)\n"
+    patch = parse_edits(f"Here:\n```python\n{fixed}```\n", read, list(FILES))
+    assert patch is not None and patch.paths == ("calc.py",)
+    assert "return sum(values) / len(values)" in applies(patch.diff, tmp_path)["calc.py"]
+    both = {**FILES, "copy.py": CALC}  # two files define mean: no guess
+    assert parse_edits(f"```python\n{fixed}```\n", both.get, list(both)) is None
+    assert parse_edits(f"```python\n{fixed}```\n", read) is None  # no file list: no guess
