@@ -4,7 +4,7 @@ Pure and in the foundation: config.py validates `checks:` with it when it loads 
 forge maps a workflow's `run:` lines with it (commandline.py), so it may import nothing that runs
 anything (the sandbox above all: the publish path must not load it, and config sits below it).
 
-    kind_of(argv)       the kind a command line is: pytest, unittest, ruff, ruff-format, mypy,
+    kind_of(argv)       the kind a command is: pytest, unittest, ruff, ruff-format, mypy,
                         else command; raises ValueError for a command that rewrites files
     resolve_checks      the parsed `checks:` items -> CheckSpecs (kinds inferred, names unique)
     legacy_checks       `test_command` + `gates` as CheckSpecs that keep their meaning
@@ -25,7 +25,7 @@ DEFAULT_TEST_TIMEOUT = 60
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 LEGACY_LINT = "python -m ruff check ."
 LEGACY_TYPES = "python -m mypy ."
-_PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
+PYTHON = re.compile(r"python(\d+(\.\d+)?)?")  # an interpreter's name: python, python3.11
 _PYTHON_OPTIONS_WITH_VALUE = {"-X", "-W"}
 _MODULE_KINDS: dict[str, CheckKind] = {"pytest": "pytest", "unittest": "unittest", "mypy": "mypy"}
 
@@ -63,7 +63,7 @@ def kind_of(argv: Sequence[str]) -> CheckKind:
     """The kind a command is, read from its words (never run). ValueError for a command that
     would rewrite the files it checks (`ruff format` without --check or --diff, `ruff check
     --fix`): a check reads the tree, it never changes it."""
-    words = _unwrapped(list(argv))
+    words = unwrapped(argv)
     if not words:
         return "command"
     program = PurePosixPath(words[0]).name
@@ -74,7 +74,7 @@ def kind_of(argv: Sequence[str]) -> CheckKind:
         return _ruff(rest)
     if program == "mypy" or (program == "dmypy" and rest[:1] == ["run"]):
         return "mypy"
-    module = _module_option(rest) if _PYTHON.fullmatch(program) else None
+    module = _module_option(rest) if PYTHON.fullmatch(program) else None
     if module is None and program == "coverage" and rest[:1] == ["run"]:
         module = _module_option(rest[1:])  # `coverage run -m pytest`
     if module is None:
@@ -83,8 +83,10 @@ def kind_of(argv: Sequence[str]) -> CheckKind:
     return _ruff(args) if name == "ruff" else _MODULE_KINDS.get(name, "command")
 
 
-def _unwrapped(words: list[str]) -> list[str]:
-    """The command a runner wrapper runs: `uv run X`, `poetry run X`, `pdm run X`, `exec X`."""
+def unwrapped(argv: Sequence[str]) -> list[str]:
+    """The command a runner wrapper runs: `uv run X`, `poetry run X`, `pdm run X`, `exec X`
+    (in fixbot's prepared environment the wrapper has nothing left to do)."""
+    words = list(argv)
     while True:
         program = PurePosixPath(words[0]).name if words else ""
         if program in ("uv", "poetry", "pdm") and words[1:2] == ["run"]:

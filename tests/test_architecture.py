@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
 # What each part of the package may import of fixbot (besides itself): the pipeline, top down.
 # Foundation modules import only one another; a package sees the layers above it in this table.
 FOUNDATION = {
-    "errors", "log", "proc", "secrets", "config", "checkspec", "commandline", "llm", "paths",
-    "records",
+    "errors", "log", "proc", "secrets", "config", "llm", "paths", "records",
+    "checkspec", "commandline", "shellsyntax",
 }  # fmt: skip
 LAYERS: dict[str, set[str]] = {
     # L0 foundation: the exception tree, logging, the subprocess helper, secrets, the config,
