@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 from fixbot.config import load_config
-from fixbot.forge.derive import Found, checks_of, derive, setup_of
-from fixbot.forge.github.workflows import parse_workflow
+from fixbot.forge.github import Found, derive, parse_workflow, proposed_checks, proposed_setup
 
 WORKFLOW = """\
 jobs:
@@ -73,7 +72,7 @@ def test_a_script_the_step_runs_is_followed_line_by_line(tmp_path: Path) -> None
         derived.checks[0].where
         == "ci.yml, job test, step 'CI' > .ci/run line 7 > .ci/lint.sh line 2"
     )
-    assert setup_of(derived.installs) == "python -m pip install -e '.[dev]'"
+    assert proposed_setup(derived.installs) == "python -m pip install -e '.[dev]'"
     assert [(left.text, left.why.split(":")[0]) for left in derived.unmapped] == [
         ("astral-sh/setup-uv@v5", "the action astral-sh/setup-uv"),
         ("sudo apt-get install -y libpq-dev", "runs as another user (sudo)"),
@@ -99,7 +98,7 @@ def test_the_checks_are_named_by_kind_once_each_and_load_as_config(tmp_path: Pat
         Found("f", ("mkdocs", "build", "--strict"), "command"),
         Found("g", ("python", "tools/check links.py"), "command"),
     ]
-    checks = checks_of(found)
+    checks = proposed_checks(found)
     assert [(check.name, check.run) for check in checks] == [
         ("lint", "ruff check ."),
         ("tests", "pytest -q"),
@@ -120,10 +119,10 @@ def test_the_installs_become_one_setup_command() -> None:
         Found("b", ("python", "-m", "pip", "install", "-q", "-r", "dev.txt", "-e", "."), None),
         Found("c", ("uv", "pip", "install", "--system", "-r", "requirements.txt", "tox"), None),
     ]
-    assert setup_of(installs) == (
+    assert proposed_setup(installs) == (
         "python -m pip install -q -r requirements.txt -r dev.txt -e . tox"
     )
-    assert setup_of([]) is None
+    assert proposed_setup([]) is None
 
 
 def test_a_script_outside_the_tree_missing_or_linked_is_not_followed(tmp_path: Path) -> None:

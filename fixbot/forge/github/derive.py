@@ -174,7 +174,7 @@ def _one_line(text: str) -> str:
 # --- the checks and the install fixbot proposes -------------------------------------------
 
 
-def checks_of(found: Sequence[Found]) -> tuple[CheckSpec, ...]:
+def proposed_checks(found: Sequence[Found]) -> tuple[CheckSpec, ...]:
     """Each distinct command once, in the CI's order, named by its kind (lint, format, types,
     tests; a command by its program), a suffix where two would share a name."""
     specs: list[CheckSpec] = []
@@ -208,7 +208,7 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def setup_of(installs: Sequence[Found]) -> str | None:
+def proposed_setup(installs: Sequence[Found]) -> str | None:
     """The installs as one setup_command: their arguments gathered in one `python -m pip
     install`, each requirement and option once (uv's --system dropped: the prepared
     environment is the target)."""
