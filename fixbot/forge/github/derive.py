@@ -138,7 +138,19 @@ def _script(
         why = "passes arguments to a script fixbot follows line by line"
         derived.unmapped.append(Left(where, _one_line(line.text), why))
         return
-    _lines(command_lines(text), where, root, derived, (*chain, script.path))
+    inner = Derived()
+    _lines(command_lines(text), where, root, inner, (*chain, script.path))
+    if inner.checks or inner.installs or not inner.unmapped:
+        derived.checks += inner.checks
+        derived.installs += inner.installs
+        derived.unmapped += inner.unmapped
+        derived.ignored += inner.ignored
+        return
+    # Nothing in it fixbot can run: the call is one entry, not a line per command.
+    first = inner.unmapped[0]
+    why = f"{script.path} runs nothing fixbot can (not mapped: {len(inner.unmapped)}; the "
+    why += f"first, {first.text!r}: {first.why})"
+    derived.unmapped.append(Left(where, _one_line(line.text), _one_line(why)))
 
 
 def _to_root(text: str, script: str) -> bool:
