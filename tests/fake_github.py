@@ -72,7 +72,9 @@ class _Pull:
 
 @dataclass
 class FakeJob:
-    """One job of a workflow run: its steps as (name, conclusion), and its log's text."""
+    """One job of a workflow run: its steps as (name, conclusion), as GitHub names them ("Run
+    <command>" for an unnamed run: step, "Test (3.11)" for a matrix job), and its log's text.
+    GitHub's own "Set up job" and "Complete job" steps are added around them when missing."""
 
     name: str
     conclusion: str = "failure"
@@ -87,6 +89,8 @@ class _Run:
     head_sha: str
     head_branch: str
     jobs: list[FakeJob]
+    path: str = ".github/workflows/test.yml"
+    name: str = "test"
 
 
 @dataclass
@@ -189,12 +193,21 @@ class FakeGitHub:
             )
             return number
 
-    def add_run(self, run_id: int, head_sha: str, head_branch: str, jobs: list[FakeJob]) -> None:
-        """A completed workflow run with these jobs (ids are assigned here)."""
+    def add_run(
+        self,
+        run_id: int,
+        head_sha: str,
+        head_branch: str,
+        jobs: list[FakeJob],
+        *,
+        path: str = ".github/workflows/test.yml",
+        name: str = "test",
+    ) -> None:
+        """A completed run of the workflow at `path` with these jobs (ids are assigned here)."""
         with self._lock:
             for job in jobs:
                 job.id = next(self._job_ids)
-            self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs)
+            self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs, path, name)
 
     def open_pulls(self) -> list[_Pull]:
         return [p for p in self.pulls.values() if p.state == "open"]
@@ -319,6 +332,8 @@ class FakeGitHub:
             html_url=f"{self.html}/actions/runs/{run.id}",
             jobs_url=f"{self.api}/actions/runs/{run.id}/jobs",
             logs_url=f"{self.api}/actions/runs/{run.id}/logs",
+            name=run.name,
+            path=f"{run.path}@{run.head_branch}",  # the API's form: the file, then its ref
             pull_requests=[],
             repository=self._repo(),
             head_repository=self._repo(),
@@ -338,6 +353,7 @@ class FakeGitHub:
             check_run_url=f"{self.api}/check-runs/{job.id}",
             conclusion=job.conclusion,
             name=job.name,
+            workflow_name=run.name,
             steps=[
                 {
                     "name": name,
@@ -347,7 +363,7 @@ class FakeGitHub:
                     "started_at": "2020-01-20T09:42:40.000-08:00",
                     "completed_at": "2020-01-20T09:42:41.000-08:00",
                 }
-                for number, (name, conclusion) in enumerate(job.steps, start=1)
+                for number, (name, conclusion) in enumerate(_as_run(job.steps), start=1)
             ],
         )
         return data
@@ -685,6 +701,15 @@ class FakeGitHub:
             do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
 
         return Handler
+
+
+def _as_run(steps: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A job's steps as the jobs API lists them: GitHub's "Set up job" first, "Complete job"
+    last."""
+    names = [name for name, _ in steps]
+    head = [] if names[:1] == ["Set up job"] else [("Set up job", "success")]
+    tail = [] if names[-1:] == ["Complete job"] else [("Complete job", "success")]
+    return [*head, *steps, *tail]
 
 
 @dataclass

@@ -33,6 +33,7 @@ class Trigger:
     workflow: str = ""  # the failing workflow (workflow_run): part of the failure's identity
     run_id: int | None = None
     run_url: str = ""
+    workflow_path: str = ""  # the failed run's workflow file: .github/workflows/ci.yml
     comment_id: int | None = None
 
     @property

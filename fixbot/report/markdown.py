@@ -37,6 +37,7 @@ def render_markdown(result: FixResult) -> str:
     lines += [""]
     lines += _tests_table(result)
     lines += _gates_table(result)
+    lines += _steps_not_run(result)
     if result.attempts:
         lines += ["", "### Attempts", "", "| # | model | tokens | cost | verdict | problems |"]
         lines += ["|---|---|---|---|---|---|"]
@@ -97,6 +98,26 @@ def _gates_table(result: FixResult) -> list[str]:
         now = after[tool] if result.verification else "-"
         rows.append(f"| {tool} | {before[tool]} | {now} |")
     return rows
+
+
+def _steps_not_run(result: FixResult) -> list[str]:
+    """The Action: failed CI steps (or commands in them) fixbot did not run as checks."""
+    if not result.steps_not_run:
+        return []
+    rows = ["", "### CI steps fixbot did not run", ""]
+    rows += ["These failed in the CI run; fixbot runs checks as plain commands in its sandbox"]
+    rows += ["(no shell, no network, no services), so it did not run them:", ""]
+    rows += ["| job | step | command | why |", "|---|---|---|---|"]
+    for entry in result.steps_not_run:
+        command = _code(entry["command"]) if entry["command"] else "-"
+        why = _cell(entry["why"], 200).replace("<", "&lt;")
+        rows.append(f"| {_code(entry['job'])} | {_code(entry['step'])} | {command} | {why} |")
+    return rows
+
+
+def _code(text: str) -> str:
+    """Untrusted text (a CI step, a command) as one Markdown code span in a table cell."""
+    return f"`{_cell(text, 100).replace('`', chr(39))}`"
 
 
 def _tests_table(result: FixResult) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from fixbot import __version__
 from fixbot.errors import UsageError
-from fixbot.records import FAILING, RUN_STATUSES, Attempt, EscalationKind, RunStatus
+from fixbot.records import FAILING, RUN_STATUSES, Attempt, EscalationKind, RunStatus, StepNotRun
 
 EXIT_OK = 0
 EXIT_NOT_FIXED = 1
@@ -68,6 +68,7 @@ class FixResult:
     hint: str = ""
     resumes: int = 0
     escalated_at: list[int] = field(default_factory=list)  # attempts done at each escalation
+    steps_not_run: list[StepNotRun] = field(default_factory=list)  # the Action: failed CI steps
     version: str = __version__
 
     @property

@@ -402,7 +402,6 @@ def test_a_fork_pull_request_gets_the_diff_as_a_comment_and_no_push(world: World
     ("event_name", "make"),
     [
         ("workflow_run", lambda w: w.failed_run(branch="fixbot/fix-0123456789ab")),
-        ("workflow_run", lambda w: w.failed_run(branch="main")),
         ("issue_comment", lambda w: w.comment("/fix", login="fixbot[bot]")),
         ("issue_comment", lambda w: w.comment("/fix", action="edited")),
         ("issue_comment", lambda w: w.comment("thanks!")),

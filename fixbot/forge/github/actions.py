@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TextIO
 
+from fixbot.checkspec import CheckSpec
 from fixbot.errors import UsageError
 from fixbot.forge import Command, Git, Published, Publisher, Trigger
 from fixbot.paths import StateDir
@@ -159,6 +160,9 @@ class FixJob:
     ci_jobs: tuple[FailedJob, ...] = ()
     # The action's model, base-url, sandbox and max-iterations inputs, over the config.
     overrides: Mapping[str, object] = field(default_factory=dict)
+    # The failed run's failed steps as checks (from the trusted workflow file), for a config
+    # that names none of its own: they are that run's `checks`. Empty: the config's apply.
+    checks: tuple[CheckSpec, ...] = ()
 
 
 class FixRunner(Protocol):

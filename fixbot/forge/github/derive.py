@@ -71,17 +71,17 @@ def derive(steps: Iterable[Step], root: Path, *, label: str = "") -> Derived:
             _action(step, where, derived)
         elif step.shell.strip() not in SHELLS:
             why = f"runs in the {step.shell} shell; fixbot runs argv lists, never a shell"
-            derived.unmapped.append(Left(where, _one_line(step.run), why))
+            derived.unmapped.append(Left(where, one_line(step.run), why))
         elif step.working_directory.strip() not in ("", ".", "./"):
             why = f"runs in {step.working_directory}; fixbot runs checks at the repository root"
-            derived.unmapped.append(Left(where, _one_line(step.run), why))
+            derived.unmapped.append(Left(where, one_line(step.run), why))
         else:
             _lines(command_lines(step.run), where, root, derived, chain=())
     return derived
 
 
 def _where(label: str, step: Step) -> str:
-    return ", ".join(p for p in (label, f"job {step.job}", f"step {_one_line(step.shown)!r}") if p)
+    return ", ".join(p for p in (label, f"job {step.job}", f"step {one_line(step.shown)!r}") if p)
 
 
 def _action(step: Step, where: str, derived: Derived) -> None:
@@ -90,7 +90,7 @@ def _action(step: Step, where: str, derived: Derived) -> None:
         derived.ignored.append(Left(where, step.uses, "sets up the checkout or Python"))
     else:
         why = f"the action {action}: fixbot runs commands, not actions"
-        derived.unmapped.append(Left(where, _one_line(step.uses), why))
+        derived.unmapped.append(Left(where, one_line(step.uses), why))
 
 
 def _lines(
@@ -109,9 +109,9 @@ def _lines(
         elif isinstance(mapped, Install):
             derived.installs.append(Found(here, mapped.argv, None))
         elif isinstance(mapped, Ignored):
-            derived.ignored.append(Left(here, _one_line(line.text), mapped.why))
+            derived.ignored.append(Left(here, one_line(line.text), mapped.why))
         else:
-            derived.unmapped.append(Left(here, _one_line(line.text), mapped.why))
+            derived.unmapped.append(Left(here, one_line(line.text), mapped.why))
 
 
 def _script(
@@ -122,7 +122,7 @@ def _script(
     text = read_inside(root, script.path) if ".." not in PurePosixPath(script.path).parts else None
     if text is None:
         why = f"{script.path} is not a file in the repository"
-        derived.unmapped.append(Left(where, _one_line(line.text), why))
+        derived.unmapped.append(Left(where, one_line(line.text), why))
         return
     via_shell = PurePosixPath(script.argv[0]).name in ("bash", "sh", "dash", "zsh")
     # Without a #! line a shell runs the file itself; with one, its interpreter does.
@@ -132,11 +132,11 @@ def _script(
         return
     if script.path in chain or len(chain) >= MAX_DEPTH:
         why = "calls scripts too deep, or in a circle"
-        derived.unmapped.append(Left(where, _one_line(line.text), why))
+        derived.unmapped.append(Left(where, one_line(line.text), why))
         return
     if len(script.argv) > (2 if via_shell else 1):
         why = "passes arguments to a script fixbot follows line by line"
-        derived.unmapped.append(Left(where, _one_line(line.text), why))
+        derived.unmapped.append(Left(where, one_line(line.text), why))
         return
     inner = Derived()
     _lines(command_lines(text), where, root, inner, (*chain, script.path))
@@ -150,7 +150,7 @@ def _script(
     first = inner.unmapped[0]
     why = f"{script.path} runs nothing fixbot can (not mapped: {len(inner.unmapped)}; the "
     why += f"first, {first.text!r}: {first.why})"
-    derived.unmapped.append(Left(where, _one_line(line.text), _one_line(why)))
+    derived.unmapped.append(Left(where, one_line(line.text), one_line(why)))
 
 
 def _to_root(text: str, script: str) -> bool:
@@ -178,7 +178,8 @@ _DIRNAME = re.compile(
 )
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """Text from a CI file or the API as one printable line, capped."""
     one = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
     return one if len(one) <= TEXT_CAP else one[: TEXT_CAP - 3] + "..."
 

@@ -4,8 +4,9 @@
                                      --Cleanup----------------------> close superseded PRs
                                      --Trigger-> permission (comments only, fail closed)
                                                -> context: the failed run's jobs and log tails
-                                                  (workflow_run), the escalated thread a /fix
-                                                  comment answers (issue_comment)
+                                                  (workflow_run), its failed steps as checks
+                                                  (a config that names none), the escalated
+                                                  thread a /fix comment answers (issue_comment)
                                                -> fix (the injected runner) -> FixResult file
                                                -> publish (push + PR + comment) -> outputs
 
@@ -22,12 +23,14 @@ issue one; the token is masked first.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from fixbot import log
-from fixbot.errors import FixbotError, UsageError
+from fixbot.config import Config, load_config
+from fixbot.errors import ConfigError, FixbotError, UsageError
 from fixbot.forge import (
     REFUSAL_MARKER,
     Cleanup,
@@ -46,7 +49,6 @@ from fixbot.forge.github.actions import (
     PHASES,
     ActionEnv,
     ActionOutcome,
-    FixJob,
     FixRunner,
     Phase,
     PublisherFactory,
@@ -55,8 +57,9 @@ from fixbot.forge.github.actions import (
     write_outputs,
     write_summary,
 )
-from fixbot.forge.github.context import answered_thread, failed_jobs
-from fixbot.forge.github.event import decide, load_payload, with_pull
+from fixbot.forge.github.context import fix_job
+from fixbot.forge.github.event import branch_refusal, decide, load_payload, with_pull
+from fixbot.records import StepNotRun
 from fixbot.report import (
     EXIT_OK,
     EXIT_USAGE,
@@ -141,11 +144,26 @@ def _run(
         return _skipped(env, decision)
     if isinstance(decision, Cleanup):
         return _cleanup(env, decision, connect, phase)
+    config = _trusted_config(env)
+    never_fix = (*env.never_fix, *(config.never_fix_branches if config else ()))
+    if decision.kind != "issue_comment" and (why := branch_refusal(decision, never_fix)):
+        return _skipped(env, Skip(why))
     publisher = connect(env)
     try:
-        return _triggered(env, decision, publisher, phase, fix, result_dir)
+        return _triggered(env, decision, publisher, phase, fix, result_dir, config, never_fix)
     finally:
         publisher.close()
+
+
+def _trusted_config(env: ActionEnv) -> Config | None:
+    """The trusted checkout's config, read as data (its never_fix_branches join the input's;
+    whether it names checks). One the loader refuses is None here: the fix records that error
+    as its result, and the publish step reports it, as for any failed run."""
+    try:
+        return load_config(env.workspace, config_file=env.config, overrides=env.overrides)
+    except ConfigError as exc:
+        log.get().warning("config_refused", error=_loggable(str(exc), env))
+        return None
 
 
 def _triggered(
@@ -155,8 +173,10 @@ def _triggered(
     phase: Phase,
     fix: FixRunner,
     result_dir: Path | None,
+    config: Config | None,
+    never_fix: Sequence[str],
 ) -> ActionOutcome:
-    trigger = _asked_by_whom(env, decision, publisher, phase)
+    trigger = _asked_by_whom(env, decision, publisher, phase, never_fix)
     if isinstance(trigger, ActionOutcome):
         return trigger
     log.get().info(
@@ -170,7 +190,7 @@ def _triggered(
     git = env.git()
     folder = (result_dir or env.out) if phase == "publish" else env.out
     fixing = phase != "publish"
-    result = _fix(env, trigger, git, fix, publisher) if fixing else load_result(folder)
+    result = _fix(env, trigger, git, fix, publisher, config) if fixing else load_result(folder)
     diff_path = str(folder / "fix.diff") if result.status == "fixed" else ""
     published = None
     if phase != "fix":
@@ -222,7 +242,7 @@ def _cleanup(
 
 
 def _asked_by_whom(
-    env: ActionEnv, trigger: Trigger, publisher: Publisher, phase: Phase
+    env: ActionEnv, trigger: Trigger, publisher: Publisher, phase: Phase, never_fix: Sequence[str]
 ) -> Trigger | ActionOutcome:
     """A comment's trigger, checked (permission, fail closed) and resolved to its PR's head."""
     if trigger.kind != "issue_comment":
@@ -230,7 +250,7 @@ def _asked_by_whom(
     refused = _refusal(trigger, publisher, phase)
     if refused is not None:
         return refused
-    resolved = _resolve_pull(trigger, publisher, env)
+    resolved = _resolve_pull(trigger, publisher, never_fix)
     return _skipped(env, resolved) if isinstance(resolved, Skip) else resolved
 
 
@@ -247,7 +267,9 @@ def _refusal(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutc
     return ActionOutcome(status="refused", reason=why, exit_code=EXIT_OK)
 
 
-def _resolve_pull(trigger: Trigger, publisher: Publisher, env: ActionEnv) -> Trigger | Skip:
+def _resolve_pull(
+    trigger: Trigger, publisher: Publisher, never_fix: Sequence[str]
+) -> Trigger | Skip:
     assert trigger.pr_number is not None
     pull = publisher.get_pull(trigger.pr_number)
     info = PullInfo(
@@ -258,30 +280,27 @@ def _resolve_pull(trigger: Trigger, publisher: Publisher, env: ActionEnv) -> Tri
         base_ref=pull.base_ref,
         state=pull.state,
     )
-    return with_pull(trigger, info, never_fix=env.never_fix)
+    return with_pull(trigger, info, never_fix=never_fix)
 
 
 def _fix(
-    env: ActionEnv, trigger: Trigger, git: Git, fix: FixRunner, publisher: Publisher
+    env: ActionEnv,
+    trigger: Trigger,
+    git: Git,
+    fix: FixRunner,
+    publisher: Publisher,
+    config: Config | None,
 ) -> FixResult:
     facts: dict[str, Any] = {"repo": str(env.workspace), "commit": trigger.head_sha}
+    not_run: list[StepNotRun] = []
     try:
         git.ensure_commit(trigger.head_sha, pull=trigger.pr_number)
-        job = FixJob(
-            repo=env.workspace,
-            commit=trigger.head_sha,
-            hint=trigger.hint,
-            command=trigger.command,
-            out=env.out,
-            config_file=env.config,
-            trigger=trigger,
-            thread=answered_thread(env, trigger, publisher),
-            ci_jobs=failed_jobs(env, trigger, publisher),
-            overrides=env.overrides,
-        )
+        job, not_run = fix_job(env, trigger, publisher, config)
         result = fix(job)
     except FixbotError as exc:
         result = error_result(exc, **facts)
+    # What the CI ran and fixbot did not is named in the PR, the comment and the summary.
+    result = replace(result, steps_not_run=not_run)
     if result.commit and result.commit != trigger.head_sha:
         result = error_result(
             UsageError(f"the fix ran on {result.commit[:12]}, not {trigger.head_sha[:12]}"),
