@@ -175,22 +175,16 @@ def checks_of(config: Config) -> tuple[CheckSpec, ...]:
 def names_no_checks(config: Config) -> bool:
     """Neither `checks` nor a test command or gates of its own: the Action may take the checks
     from the failed CI run instead."""
-    return not config.checks and (config.test_command, config.gates) == (
-        DEFAULT_TEST_COMMAND,
-        Gates(),
-    )
+    legacy = config.test_command == DEFAULT_TEST_COMMAND and config.gates == Gates()
+    return legacy and not config.checks
 
 
 def _one_form_of_checks(layers: list[dict[str, Any]], source: str | None) -> None:
-    legacy = [key for layer in layers for key in ("test_command", "gates") if key in layer]
-    if legacy and any("checks" in layer for layer in layers):
-        raise ConfigError(
-            f"set either checks or {' and '.join(dict.fromkeys(legacy))}, not both: keep checks "
-            "(list the test command in it as a check) and remove "
-            f"{' and '.join(dict.fromkeys(legacy))}, or remove checks",
-            key="checks",
-            file=source,
-        )
+    keys = " and ".join(k for k in ("test_command", "gates") if any(k in la for la in layers))
+    if keys and any("checks" in layer for layer in layers):
+        message = f"set either checks or {keys}, not both: keep checks (with the test command "
+        message += f"as one of them) and remove {keys}, or remove checks"
+        raise ConfigError(message, key="checks", file=source)
 
 
 def config_schema() -> dict[str, object]:
