@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from fixbot import log
 from fixbot.checkspec import CheckSpec
-from fixbot.config import Config, names_no_checks
-from fixbot.errors import FixbotError
+from fixbot.config import Config, load_config, names_no_checks
+from fixbot.errors import ConfigError, FixbotError
 from fixbot.forge import JobSummary, Publisher, Trigger, pending_thread, runlog
 from fixbot.forge.github.actions import ActionEnv, FixJob, neutral
 from fixbot.forge.github.derive import Found, derive, one_line, proposed_checks
@@ -131,6 +131,17 @@ def _workflow(env: ActionEnv, trigger: Trigger) -> tuple[Workflow | None, str]:
         return parse_workflow(text, path), ""
     except WorkflowError as exc:
         return None, str(exc)
+
+
+def trusted_config(env: ActionEnv) -> Config | None:
+    """The trusted checkout's config, read as data (its never_fix_branches join the input's;
+    whether it names checks). One the loader refuses is None here: the fix records that error
+    as its result, and the publish step reports it, as for any failed run."""
+    try:
+        return load_config(env.workspace, config_file=env.config, overrides=env.overrides)
+    except ConfigError as exc:
+        log.get().warning("config_refused", error=_loggable(str(exc), env))
+        return None
 
 
 def fix_job(

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fixbot import log
-from fixbot.config import Config, load_config
-from fixbot.errors import ConfigError, FixbotError, UsageError
+from fixbot.config import Config
+from fixbot.errors import FixbotError, UsageError
 from fixbot.forge import (
     REFUSAL_MARKER,
     Cleanup,
@@ -57,7 +57,7 @@ from fixbot.forge.github.actions import (
     write_outputs,
     write_summary,
 )
-from fixbot.forge.github.context import fix_job
+from fixbot.forge.github.context import fix_job, trusted_config
 from fixbot.forge.github.event import branch_refusal, decide, load_payload, with_pull
 from fixbot.records import StepNotRun
 from fixbot.report import (
@@ -144,7 +144,7 @@ def _run(
         return _skipped(env, decision)
     if isinstance(decision, Cleanup):
         return _cleanup(env, decision, connect, phase)
-    config = _trusted_config(env)
+    config = trusted_config(env)
     never_fix = (*env.never_fix, *(config.never_fix_branches if config else ()))
     if decision.kind != "issue_comment" and (why := branch_refusal(decision, never_fix)):
         return _skipped(env, Skip(why))
@@ -153,17 +153,6 @@ def _run(
         return _triggered(env, decision, publisher, phase, fix, result_dir, config, never_fix)
     finally:
         publisher.close()
-
-
-def _trusted_config(env: ActionEnv) -> Config | None:
-    """The trusted checkout's config, read as data (its never_fix_branches join the input's;
-    whether it names checks). One the loader refuses is None here: the fix records that error
-    as its result, and the publish step reports it, as for any failed run."""
-    try:
-        return load_config(env.workspace, config_file=env.config, overrides=env.overrides)
-    except ConfigError as exc:
-        log.get().warning("config_refused", error=_loggable(str(exc), env))
-        return None
 
 
 def _triggered(
