@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
 
 # What each part of the package may import of fixbot (besides itself): the pipeline, top down.
 # Foundation modules import only one another; a package sees the layers above it in this table.
-FOUNDATION = {"errors", "log", "proc", "secrets", "config", "llm", "paths", "records"}
+FOUNDATION = {"errors", "log", "proc", "secrets", "config", "llm", "paths", "records", "inert"}
 LAYERS: dict[str, set[str]] = {
     # L0 foundation: the exception tree, logging, the subprocess helper, secrets, the config,
     # the model client, the .fixbot/ layout, the records kept in checkpoints and evidence

@@ -41,7 +41,7 @@ from fixbot.forge.texts import (
     COMMENT_MARKER,
     REFUSAL_MARKER,
     THREAD_MARKER,
-    code_span,
+    moved_comment,
     refusal_comment,
 )
 from fixbot.forge.trigger import (
@@ -83,12 +83,12 @@ __all__ = [
     "check_branch",
     "cleanup",
     "close_superseded",
-    "code_span",
     "commit_id",
     "find_or_create_pr",
     "fingerprint",
     "fix_branch",
     "may_trigger",
+    "moved_comment",
     "pending_thread",
     "publish",
     "refusal_comment",

@@ -35,7 +35,6 @@ from fixbot.forge.texts import (
     COMMENT_MARKER,
     THREAD_PATTERN,
     cap,
-    code_span,
     commit_message,
     fork_comment,
     pr_body,
@@ -43,6 +42,7 @@ from fixbot.forge.texts import (
     title,
 )
 from fixbot.forge.trigger import BRANCH_PREFIX, Trigger
+from fixbot.inert import code_span
 from fixbot.report import FixResult
 from fixbot.secrets import redact
 
@@ -198,17 +198,18 @@ def publish(
             publisher,
             trigger.repository,
             trigger.head_ref,
-            f"`{code_span(trigger.head_ref)}` passes at {result.commit[:12]} without this change.",
+            f"{code_span(trigger.head_ref)} passes at {code_span(result.commit[:12])} "
+            "without this change.",
         )
         if trigger.pr_number is not None:
-            body = f"The checks already pass at `{result.commit[:12]}`: nothing to fix.\n"
+            body = f"The checks already pass at {code_span(result.commit[:12])}: nothing to fix.\n"
             upsert_comment(publisher, trigger.pr_number, body)
         return Published(action="closed" if closed else "none", closed=closed)
     return _comment_only(publisher, trigger, status_comment(result), known)
 
 
 def cleanup(publisher: Publisher, repository: str, branch: str, sha: str) -> Published:
-    why = f"the checks of `{code_span(branch)}` pass at {sha[:12]} without this change."
+    why = f"the checks of {code_span(branch)} pass at {code_span(sha[:12])} without this change."
     closed = close_superseded(publisher, repository, branch, why)
     return Published(action="closed" if closed else "none", closed=closed)
 
@@ -238,7 +239,8 @@ def _open_fix_pr(
         publisher.add_labels(pull.number, missing)
     if trigger.pr_number is not None:
         verb = "opened" if action == "created" else "updated"
-        note = f"fixbot {verb} {pull.url} with a verified fix for `{result.commit[:12]}`.\n"
+        fixed = code_span(result.commit[:12])
+        note = f"fixbot {verb} {pull.url} with a verified fix for {fixed}.\n"
         upsert_comment(publisher, trigger.pr_number, note)
     return Published(
         action=action, pr_number=pull.number, pr_url=pull.url, branch=branch, pushed=pushed

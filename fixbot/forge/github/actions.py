@@ -11,6 +11,7 @@ from typing import Literal, Protocol, TextIO
 
 from fixbot.errors import UsageError
 from fixbot.forge import Command, Git, Published, Publisher, Trigger
+from fixbot.inert import prose
 from fixbot.paths import StateDir
 from fixbot.records import FailedJob, RunStatus
 from fixbot.report import FixResult, render_markdown
@@ -250,7 +251,7 @@ def write_summary(env: ActionEnv, outcome: ActionOutcome) -> None:
     if outcome.result is not None:
         lines.append(render_markdown(outcome.result))
     else:
-        lines.append(f"**fixbot:** {outcome.status}: {_inline(outcome.reason)}\n")
+        lines.append(f"**fixbot:** {outcome.status}: {prose(outcome.reason)}\n")
     published = outcome.published
     if published is not None and published.pr_url:
         lines.append(f"**Pull request:** {published.pr_url} ({published.action})\n")
@@ -260,10 +261,6 @@ def write_summary(env: ActionEnv, outcome: ActionOutcome) -> None:
     text = redact("\n".join(lines), known=env.secrets())
     with env.step_summary.open("a", encoding="utf-8") as handle:
         handle.write(text + "\n")
-
-
-def _inline(text: str) -> str:
-    return " ".join(text.split()).replace("<", "&lt;")
 
 
 def secrets_of(environ: Mapping[str, str]) -> Sequence[str]:
