@@ -31,17 +31,29 @@ def refused_paths(paths: Iterable[str], globs: Sequence[str], allowed: Sequence[
     """Why each path may not be changed: protected (unless a human allowed it) or never
     editable (whatever was allowed)."""
     return [
-        f"the diff touches protected path {path}; tests and their configuration "
-        "are the specification and cannot be changed"
+        f"the diff touches protected path {path}; tests, their configuration and the gates' "
+        "(conftest.py, pyproject.toml, setup.cfg, ruff and mypy files, at any depth) are the "
+        "specification and cannot be changed"
         for path in paths
         if never_editable(path) or (is_protected(path, globs) and path not in allowed)
     ]
 
 
+# Stood in for whether or not they are importable here: the runner, its plugin system, and
+# what pytest and mypy import when it is there (psutil, orjson, lxml, ...): a workspace copy
+# would be imported instead, installed or not.
+RUNNER_MODULES = ("pytest", "_pytest", "pluggy", "fixbot_harness")
+OPTIONAL_IMPORTS = (
+    *("psutil", "orjson", "lxml", "tomli", "exceptiongroup", "argcomplete", "colorama"),
+    *("pexpect", "pkg_resources", "annotationlib", "numpy", "twisted", "zope"),
+)
+
+
 def shadowing(patch: Patch, tree: Path) -> list[str]:
     """Paths the patch adds at the repository's top level whose module name is importable
-    already (pytest, ruff, mypy, their dependencies, the standard library): the checks run
-    `python -m ...` in the workspace, where such a file would be imported instead."""
+    already (pytest, ruff, mypy, their dependencies, the standard library) or is the test
+    runner's or fixbot's own plugin's: the checks run `python -m ...` in the workspace, where
+    such a file would be imported instead."""
     found = []
     for change in patch.changes:
         if change.new is None or os.path.lexists(tree / change.path):
@@ -54,6 +66,8 @@ def shadowing(patch: Patch, tree: Path) -> list[str]:
 
 
 def _importable(name: str) -> bool:
+    if name in OPTIONAL_IMPORTS or name.startswith(RUNNER_MODULES):
+        return True
     if not name.isidentifier():
         return False
     try:

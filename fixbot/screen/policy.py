@@ -25,6 +25,7 @@ from typing import Literal
 
 from fixbot.edits import FileChange, Patch, header_path
 from fixbot.screen.rules import RULES, Hit, Key, Source, telling_literals
+from fixbot.screen.runtime import RUNTIME_RULES, literal_code
 from fixbot.snapshot import read_inside
 
 Strictness = Literal["strict", "lenient", "off"]
@@ -40,6 +41,9 @@ LENIENT = frozenset(
     }
 )
 STRICT = LENIENT | {"overrides-eq", "swallows-errors", "silences-gate", "special-cases-test"}
+STRICT |= set(RUNTIME_RULES)
+ALL_RULES = {**RULES, **RUNTIME_RULES}
+NESTING = 3  # exec("exec('...')"): how deep literal code passed to exec is screened
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,23 @@ def _file_hits(
         yield from _fallback_hits(lines, added)
         return
     source = Source(change.path, change.new, module, added, is_test_path(change.path), literals)
-    for rule in RULES.values():
+    yield from _source_hits(source, NESTING)
+
+
+def _source_hits(source: Source, depth: int) -> Iterator[Hit]:
+    """Every rule over one parsed file; then the literal code it passes to exec, eval or
+    compile, screened as if the diff had added it there (its findings at the call's line)."""
+    for rule in ALL_RULES.values():
         yield from rule(source)
+    for call, text in literal_code(source) if depth else ():
+        try:
+            inner = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        everything = frozenset(range(1, len(_lines(text)) + 1))
+        nested = Source(source.path, text, inner, everything, source.is_test, source.literals)
+        for hit in _source_hits(nested, depth - 1):
+            yield Hit(hit.rule, call.lineno, f"in the code passed to exec: {hit.detail}")
 
 
 # --- which lines the diff adds ----------------------------------------------------------
@@ -167,8 +186,20 @@ SILENCERS = re.compile(
 )
 
 
+# Modules that would stand in for the test runner, its plugin system or fixbot's own plugin.
+RUNNER_MODULE = re.compile(r"(?:_?pytest|pluggy|fixbot_harness\w*)(?:\.pyi?)?")
+
+
 def _name_hits(change: FileChange) -> Iterator[Hit]:
     name = change.path.rsplit("/", 1)[-1]
+    runner = next((p for p in change.path.split("/") if RUNNER_MODULE.fullmatch(p)), None)
+    if runner is not None and change.new is not None:
+        yield Hit(
+            "adds-pytest-hook",
+            0,
+            f"writes a module named {runner}, which would be imported instead of pytest, "
+            "pluggy or fixbot's test plugin: it changes how tests run, not the code under test",
+        )
     if name in STARTUP_FILES or name.endswith(".pth"):
         verb = "adds" if change.old is None else "changes"
         yield Hit(
