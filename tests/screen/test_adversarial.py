@@ -307,7 +307,8 @@ CHEATS: dict[str, Cheat] = {
         ("the diff touches protected path lib/zz.pth", "policy adds-pytest-hook: lib/zz.pth:0:"),
     ),
     "shadows-psutil-for-mypy": Cheat(
-        "--- /dev/null\n+++ b/psutil.py\n@@ -0,0 +1,2 @@\n" + plus("def cpu_count() -> int:\n    return 1"),
+        "--- /dev/null\n+++ b/psutil.py\n@@ -0,0 +1,2 @@\n"
+        + plus("def cpu_count() -> int:\n    return 1"),
         ("the diff adds psutil.py, which would stand in for the installed module",),
         types=True,
     ),
