@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from fixbot.errors import EnvironmentProblem, UsageError
 from fixbot.forge.git import Git
 from fixbot.forge.port import Published, Publisher, PullRequest, PullRequestExists
+from fixbot.forge.recorded import check_recorded
 from fixbot.forge.texts import (
     COMMENT_MARKER,
     THREAD_PATTERN,
@@ -181,18 +182,25 @@ def publish(
     default_token: bool = True,
     secrets: Sequence[str] = (),
     labels: Sequence[str] = (),
+    protected: Sequence[str] = (),
+    expected_sha256: str | None = None,
 ) -> Published:
-    """Everything a recorded result leads to on GitHub; nothing else writes there."""
+    """Everything a recorded result leads to on GitHub; nothing else writes there. The result
+    is checked first (forge/recorded.py): `expected_sha256` is the fix job's own hash of the
+    diff (None when this process decided the result), `protected` the trusted globs."""
     if result.commit and result.commit != trigger.head_sha:
         raise UsageError(
             f"the recorded result is for commit {result.commit[:12]}, "
             f"but the event is about {trigger.head_sha[:12]}"
         )
+    check_recorded(result, expected_sha256=expected_sha256, protected=protected)
     known = [*secrets, *git.secrets()]
     if result.status == "fixed" and result.diff:
         if trigger.from_fork:
             return _comment_only(publisher, trigger, fork_comment(result), known)
-        return _open_fix_pr(result, trigger, publisher, git, draft, default_token, known, labels)
+        return _open_fix_pr(
+            result, trigger, publisher, git, draft, default_token, known, labels, protected
+        )
     if result.status == "already_passing":
         closed = close_superseded(
             publisher,
@@ -223,11 +231,13 @@ def _open_fix_pr(
     default_token: bool,
     known: Sequence[str],
     labels: Sequence[str],
+    protected: Sequence[str],
 ) -> Published:
     branch = fix_branch(trigger, result)
     check_branch(branch, trigger)
     git.ensure_commit(result.commit)
-    sha = git.commit_fix(result.commit, result.diff, commit_message(result, trigger))
+    message = commit_message(result, trigger)
+    sha = git.commit_fix(result.commit, result.diff, message, protected=protected)
     pushed = _push_once(git, sha, branch)
     heading = title(result, trigger)
     body = pr_body(result, trigger, default_token, known)

@@ -17,14 +17,20 @@ from fixbot.paths import is_state_path
 from fixbot.snapshot import is_protected
 
 # Never edited, never opened to edits: CI, fixbot's config, fixbot's state, git's own files.
-NEVER_EDITABLE = (".github/", ".fixbot.yml", ".fixbot/")
+NEVER_EDITABLE = (
+    *(".github/", ".fixbot.yml", ".fixbot/", ".circleci/", ".travis.yml", ".gitlab-ci.yml"),
+    *("azure-pipelines.yml", "Jenkinsfile", ".buildkite/"),
+)
 
 
 def never_editable(path: str) -> bool:
-    """Whether `path` is one no candidate, answer or publish may change, whatever is allowed."""
-    if is_state_path(path) or ".git" in PurePosixPath(path).parts:
+    """Whether `path` is one no candidate, answer or publish may change, whatever is allowed.
+    Case-insensitively (a checkout on macOS or Windows makes `.GitHub/` the CI folder), and
+    any part named `.git*` (`.git/`, `.gitmodules`, `.gitattributes`, `.gitignore`): git's."""
+    low = path.lower()
+    if is_state_path(low) or any(p.startswith(".git") for p in PurePosixPath(low).parts):
         return True
-    return any(path == p.rstrip("/") or path.startswith(p) for p in NEVER_EDITABLE)
+    return any(low == p.rstrip("/").lower() or low.startswith(p.lower()) for p in NEVER_EDITABLE)
 
 
 def refused_paths(paths: Iterable[str], globs: Sequence[str], allowed: Sequence[str]) -> list[str]:

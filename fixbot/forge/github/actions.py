@@ -50,6 +50,8 @@ class ActionEnv:
     host: Mapping[str, str] = field(repr=False)  # the variables git may see (forge.Git)
     # The `fix` phase's inputs (model, base-url, sandbox, max-iterations), as config overrides.
     overrides: Mapping[str, object] = field(default_factory=dict)
+    # For `publish`: the fix job's own SHA-256 of fix.diff (its `diff-sha256` output).
+    diff_sha256: str = ""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:
@@ -84,6 +86,7 @@ class ActionEnv:
             token=environ.get("GITHUB_TOKEN", ""),
             host=dict(environ),
             overrides=_overrides(environ),
+            diff_sha256=environ.get("FIXBOT_DIFF_SHA256", "").strip(),
         )
 
     def git(self) -> Git:
@@ -177,6 +180,7 @@ class ActionOutcome:
     result: FixResult | None = None
     published: Published | None = None
     diff_path: str = ""
+    diff_sha256: str = ""  # of the fix.diff this run wrote or published
 
 
 class WorkflowCommands:
@@ -230,6 +234,7 @@ def write_outputs(path: Path | None, outcome: ActionOutcome) -> None:
         "pr-url": published.pr_url if published else "",
         "pr-number": str(published.pr_number) if published and published.pr_number else "",
         "diff-path": outcome.diff_path,
+        "diff-sha256": outcome.diff_sha256,
     }
     with path.open("a", encoding="utf-8") as handle:
         for name, value in values.items():

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fixbot import log
+from fixbot.config import load_config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.forge import (
     REFUSAL_MARKER,
@@ -183,12 +184,21 @@ def _triggered(
             default_token=env.default_token,
             secrets=env.secrets(),
             labels=env.labels,
+            # The trusted checkout's globs; the hash the fix job reported, not the artifact's.
+            protected=load_config(env.workspace, config_file=env.config).protected_paths,
+            expected_sha256=env.diff_sha256 if phase == "publish" else None,
         )
         log.get().info(
             "published", action=published.action, pr=published.pr_number, url=published.pr_url
         )
     return ActionOutcome(
-        result.status, result.reason, result.exit_code, result, published, diff_path
+        result.status,
+        result.reason,
+        result.exit_code,
+        result,
+        published,
+        diff_path,
+        result.diff_sha256 if result.status == "fixed" else "",
     )
 
 
