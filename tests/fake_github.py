@@ -196,6 +196,13 @@ class FakeGitHub:
                 job.id = next(self._job_ids)
             self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs)
 
+    def add_comment(self, issue: int, body: str, *, user: str) -> int:
+        """A comment someone else wrote (a reader can write any text, fixbot's markers too)."""
+        with self._lock:
+            comment = _Comment(next(self._comment_ids), issue, body, user)
+            self.comments[comment.id] = comment
+            return comment.id
+
     def open_pulls(self) -> list[_Pull]:
         return [p for p in self.pulls.values() if p.state == "open"]
 
@@ -615,6 +622,20 @@ class FakeGitHub:
         )
         return 204, None
 
+    @property
+    def graphql_path(self) -> str:
+        """Where GitHub serves GraphQL: /graphql, or /api/graphql beside GHES's /api/v3."""
+        return self.prefix.removesuffix("/v3") + "/graphql"
+
+    def _graphql(self, body: Any, headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """The one query fixbot makes: `viewer { login }`, the token's own identity."""
+        if self.token and headers.get("authorization") != f"token {self.token}":
+            return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
+        query = body.get("query", "") if isinstance(body, dict) else ""
+        if "viewer" not in query:
+            return 200, {"errors": [{"message": f"unsupported query: {query[:60]}"}]}, {}
+        return 200, {"data": {"viewer": {"login": self.bot}}}, {}
+
     # --- HTTP -----------------------------------------------------------------------------
 
     def _injected(self, method: str, path: str) -> Injection | None:
@@ -636,6 +657,8 @@ class FakeGitHub:
             self.requests.append(Recorded(method, path, body, headers))
         if method == "GET" and path.startswith("/_blobs/"):
             return self._blob(path, headers)
+        if method == "POST" and path == self.graphql_path:
+            return self._graphql(body, headers)
         if not path.startswith(self.prefix):
             return (*_error(404, "Not Found"), {})
         path = path[len(self.prefix) :]

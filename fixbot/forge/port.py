@@ -40,12 +40,17 @@ class PullRequest:
 class Comment:
     id: int
     body: str
+    author: str = ""  # the login GitHub records as its author
 
 
 class Publisher(Protocol):
     """The GitHub calls fixbot makes, for one repository. Errors propagate (fail closed)."""
 
     def default_branch(self) -> str: ...
+
+    def identity(self) -> str:
+        """The login this token acts as: the author of every comment fixbot writes."""
+        ...
 
     def permission(self, user: str) -> str: ...
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from fixbot.errors import EnvironmentProblem, UsageError
 from fixbot.forge.git import Git
-from fixbot.forge.port import Published, Publisher, PullRequest, PullRequestExists
+from fixbot.forge.port import Comment, Published, Publisher, PullRequest, PullRequestExists
 from fixbot.forge.recorded import check_recorded
 from fixbot.forge.texts import (
     COMMENT_MARKER,
@@ -128,12 +128,19 @@ def _find_after_conflict(
     raise EnvironmentProblem(f"GitHub says a pull request for {branch} exists, but none is open")
 
 
+def own_comments(publisher: Publisher, number: int) -> list[Comment]:
+    """The comments on `number` that fixbot wrote: authored by this token's own identity. A
+    marker in anyone else's comment (a reader can paste one) makes it nothing of fixbot's."""
+    me = publisher.identity()
+    return [c for c in publisher.comments(number) if c.author == me]
+
+
 def upsert_comment(
     publisher: Publisher, number: int, body: str, *, marker: str = COMMENT_MARKER
 ) -> None:
     """One fixbot comment per pull request and marker, edited in place."""
     body = cap(body if marker in body else f"{marker}\n{body}")
-    for comment in publisher.comments(number):
+    for comment in own_comments(publisher, number):
         if marker in comment.body:
             if comment.body != body:
                 publisher.edit_comment(number, comment.id, body)
@@ -143,7 +150,7 @@ def upsert_comment(
 
 def pending_thread(publisher: Publisher, number: int) -> str:
     """The thread of the escalated run fixbot's comment on PR `number` asks about, or ""."""
-    for comment in publisher.comments(number):
+    for comment in own_comments(publisher, number):
         if COMMENT_MARKER in comment.body:
             found = THREAD_PATTERN.search(comment.body)
             return found.group(1) if found else ""

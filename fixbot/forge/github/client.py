@@ -115,6 +115,7 @@ class GitHubPublisher:
         self._client = client
         self._full_name = repository
         self._owner = repository.split("/", 1)[0]
+        self._identity = ""
         with _api(f"reading {repository}"):
             self._repo = client.get_repo(repository)
 
@@ -124,6 +125,22 @@ class GitHubPublisher:
 
     def default_branch(self) -> str:
         return self._call("reading the repository", lambda: str(self._repo.default_branch))
+
+    def identity(self) -> str:
+        """GraphQL's `viewer`: one query that answers for a personal token (the user), the
+        workflow's GITHUB_TOKEN (`github-actions[bot]`) and a GitHub App's installation token
+        (`<app>[bot]`), where REST's GET /user refuses the last two. Read once per run."""
+        if not self._identity:
+
+            def viewer() -> str:
+                _, data = self._client.requester.graphql_query("query { viewer { login } }", {})
+                login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+                if not isinstance(login, str) or not login:
+                    raise GitHubApiError("GitHub API: the token's identity has no login")
+                return login
+
+            self._identity = self._call("reading the token's identity", viewer)
+        return self._identity
 
     def permission(self, user: str) -> str:
         return self._call(
@@ -190,7 +207,7 @@ class GitHubPublisher:
         return self._call(
             f"listing the comments of #{number}",
             lambda: [
-                Comment(id=c.id, body=c.body or "")
+                Comment(id=c.id, body=c.body or "", author=c.user.login if c.user else "")
                 for c in self._repo.get_issue(number).get_comments()
             ],
         )
