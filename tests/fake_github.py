@@ -118,6 +118,8 @@ class FakeGitHub:
         self.pulls: dict[int, _Pull] = {}
         self.comments: dict[int, _Comment] = {}
         self.runs: dict[int, _Run] = {}
+        # The repository activity log, per repository (forks included): newest first.
+        self.activity: dict[str, list[dict[str, Any]]] = {}
         self.labels: set[str] = set()  # labels the repository has (others are created on use)
         self.requests: list[Recorded] = []
         self.injections: list[Injection] = []
@@ -195,6 +197,30 @@ class FakeGitHub:
             for job in jobs:
                 job.id = next(self._job_ids)
             self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs)
+
+    def record_push(
+        self,
+        branch: str,
+        after: str,
+        timestamp: str,
+        *,
+        before: str = "0" * 40,
+        kind: str = "push",
+        repository: str | None = None,
+    ) -> None:
+        """A push as GitHub's activity log records it (its time is GitHub's own)."""
+        entry = _template("activity")
+        entry.update(
+            id=len(self.activity.get(repository or self.repository, [])) + 1,
+            before=before,
+            after=after,
+            ref=f"refs/heads/{branch}",
+            timestamp=timestamp,
+            activity_type=kind,
+            actor=self._user("writer"),
+        )
+        with self._lock:
+            self.activity.setdefault(repository or self.repository, []).insert(0, entry)
 
     def add_comment(self, issue: int, body: str, *, user: str) -> int:
         """A comment someone else wrote (a reader can write any text, fixbot's markers too)."""
@@ -401,6 +427,7 @@ class FakeGitHub:
             ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)", self._get_job),
             ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)/logs", self._job_logs),
             ("GET", rf"{repo}/git/ref/heads/(?P<branch>.+)", self._get_ref),
+            ("GET", rf"{repo}/activity", self._list_activity),
             ("DELETE", rf"{repo}/git/refs/heads/(?P<branch>.+)", self._delete_ref),
         ]
 
@@ -599,6 +626,14 @@ class FakeGitHub:
             user=self._user(user),
         )
         return 200, data
+
+    def _list_activity(self, owner: str, name: str, query: dict[str, str], **_: Any) -> Any:
+        """Any repository's log (a fork's too, as a public repository's is), filtered by ref."""
+        ref = query.get("ref", "")
+        ref = ref if ref.startswith("refs/") or not ref else f"refs/heads/{ref}"
+        entries = self.activity.get(f"{owner}/{name}", [])
+        per_page = int(query.get("per_page", "30"))
+        return 200, [e for e in entries if not ref or e["ref"] == ref][:per_page]
 
     def _get_ref(self, owner: str, name: str, branch: str, **_: Any) -> Any:
         if missing := self._check_repo(owner, name):

@@ -51,9 +51,11 @@ from fixbot.forge.trigger import (
     Decision,
     EventName,
     PullInfo,
+    Push,
     Skip,
     Trigger,
     commit_id,
+    moved_since,
 )
 
 __all__ = [
@@ -78,6 +80,7 @@ __all__ = [
     "PullRequest",
     "PullRequestExists",
     "PullRequestsNotPermitted",
+    "Push",
     "Skip",
     "Trigger",
     "check_branch",
@@ -89,6 +92,7 @@ __all__ = [
     "fix_branch",
     "may_trigger",
     "moved_comment",
+    "moved_since",
     "pending_thread",
     "publish",
     "refusal_comment",

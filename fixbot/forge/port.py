@@ -12,6 +12,7 @@ from typing import Protocol
 
 from fixbot.errors import EnvironmentProblem
 from fixbot.forge.runlog import JobSummary
+from fixbot.forge.trigger import Push
 
 
 class PullRequestExists(Exception):
@@ -57,6 +58,10 @@ class Publisher(Protocol):
     def get_pull(self, number: int) -> PullRequest: ...
 
     def find_pr_by_branch(self, branch: str) -> PullRequest | None: ...
+
+    def pushes(self, repository: str, branch: str) -> list[Push]:
+        """GitHub's record of the updates of `branch` in `repository`, newest first."""
+        ...
 
     def open_pulls_into(self, base: str) -> list[PullRequest]: ...
 

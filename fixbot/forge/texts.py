@@ -29,12 +29,13 @@ def refusal_comment(user: str) -> str:
     )
 
 
-def moved_comment(commented: str, now: str, why: str) -> str:
-    """The head of the pull request moved after the `/fix` comment: nothing was fixed."""
+def moved_comment(why: str, head: str) -> str:
+    """The pull request's head moved after the `/fix` comment (or that could not be ruled
+    out): nothing was fixed."""
     return (
-        f"{REFUSAL_MARKER}\nfixbot did not run: {prose(why)} The `/fix` comment was made on "
-        f"{code_span(commented[:12])}; the head is now {code_span(now[:12])}. Comment `/fix` "
-        "again to fix the current head.\n"
+        f"{REFUSAL_MARKER}\nfixbot did not run: {prose(why)}. A `/fix` fixes the commit that was "
+        f"the head when it was written; the head is now {code_span(head[:12])}. Comment `/fix` "
+        "again to fix it.\n"
     )
 
 

@@ -27,6 +27,7 @@ from fixbot.forge import (
     PullRequest,
     PullRequestExists,
     PullRequestsNotPermitted,
+    Push,
 )
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -159,6 +160,31 @@ class GitHubPublisher:
             return None
 
         return self._call(f"looking up the pull request for {branch}", find)
+
+    def pushes(self, repository: str, branch: str) -> list[Push]:
+        """The repository activity log (GET /repos/{owner}/{repo}/activity) for the branch:
+        GitHub's own times of each push, force push and creation, newest first. PyGithub has
+        no call for it; its requester sends the request with the same auth and retries."""
+
+        def activity() -> list[Push]:
+            _, data = self._client.requester.requestJsonAndCheck(
+                "GET",
+                f"/repos/{repository}/activity",
+                parameters={"ref": f"refs/heads/{branch}", "per_page": 100},
+            )
+            entries = data if isinstance(data, list) else []
+            return [
+                Push(
+                    before=str(entry.get("before") or ""),
+                    after=str(entry.get("after") or ""),
+                    timestamp=str(entry.get("timestamp") or ""),
+                    kind=str(entry.get("activity_type") or ""),
+                )
+                for entry in entries
+                if isinstance(entry, dict) and entry.get("ref") in (None, f"refs/heads/{branch}")
+            ]
+
+        return self._call(f"reading the pushes to {repository}:{branch}", activity)
 
     def open_pulls_into(self, base: str) -> list[PullRequest]:
         return self._call(

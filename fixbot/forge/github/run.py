@@ -39,6 +39,8 @@ from fixbot.forge import (
     Trigger,
     cleanup,
     may_trigger,
+    moved_comment,
+    moved_since,
     publish,
     refusal_comment,
     upsert_comment,
@@ -241,7 +243,28 @@ def _asked_by_whom(
     if refused is not None:
         return refused
     resolved = _resolve_pull(trigger, publisher, env)
-    return _skipped(env, resolved) if isinstance(resolved, Skip) else resolved
+    if isinstance(resolved, Skip):
+        return _skipped(env, resolved)
+    return _moved(resolved, publisher, phase) or resolved
+
+
+def _moved(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
+    """A refusal when the PR's head is not provably the one the comment was made on: pushed
+    after the comment by GitHub's own record of the branch (never by commit dates, which the
+    pusher chooses), or that record unreadable (fail closed)."""
+    try:
+        pushes = publisher.pushes(trigger.head_repository, trigger.head_ref)
+    except FixbotError as exc:
+        why = f"GitHub's record of pushes to the pull request's branch could not be read ({exc})"
+    else:
+        why = moved_since(pushes, trigger.commented_at, trigger.head_sha)
+    if not why:
+        return None
+    log.get().info("refused", reason=neutral(why), pr=trigger.pr_number)
+    if phase != "fix" and trigger.pr_number is not None:
+        comment = moved_comment(why, trigger.head_sha)
+        upsert_comment(publisher, trigger.pr_number, comment, marker=REFUSAL_MARKER)
+    return ActionOutcome(status="refused", reason=why, exit_code=EXIT_OK)
 
 
 def _refusal(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
