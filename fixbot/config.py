@@ -28,10 +28,13 @@ from fixbot.checkspec import CheckSpec, InvalidCheck, legacy_checks, resolve_che
 from fixbot.errors import ConfigError
 
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
-    "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "conftest.py",
-    "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py",
-    ".github/**", ".fixbot.yml", "ruff.toml", "**/ruff.toml", ".ruff.toml", "**/.ruff.toml",
-    "mypy.ini", ".mypy.ini",
+    "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "noxfile.py",
+    ".github/**", ".fixbot.yml",
+    # Test and gate configuration wherever it is: pytest, ruff and mypy read nested copies.
+    "**/conftest.py", "**/pytest.ini", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml",
+    "**/ruff.toml", "**/.ruff.toml", "**/mypy.ini", "**/.mypy.ini",
+    # What Python runs at start-up from any folder on its path.
+    "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
 )  # fmt: skip
 CONFIG_FILE = ".fixbot.yml"
 DEFAULT_TEST_COMMAND = "python -m pytest"

@@ -122,6 +122,8 @@ class FakeGitHub:
         self.pulls: dict[int, _Pull] = {}
         self.comments: dict[int, _Comment] = {}
         self.runs: dict[int, _Run] = {}
+        # The repository activity log, per repository (forks included): newest first.
+        self.activity: dict[str, list[dict[str, Any]]] = {}
         self.labels: set[str] = set()  # labels the repository has (others are created on use)
         self.requests: list[Recorded] = []
         self.injections: list[Injection] = []
@@ -208,6 +210,37 @@ class FakeGitHub:
             for job in jobs:
                 job.id = next(self._job_ids)
             self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs, path, name)
+
+    def record_push(
+        self,
+        branch: str,
+        after: str,
+        timestamp: str,
+        *,
+        before: str = "0" * 40,
+        kind: str = "push",
+        repository: str | None = None,
+    ) -> None:
+        """A push as GitHub's activity log records it (its time is GitHub's own)."""
+        entry = _template("activity")
+        entry.update(
+            id=len(self.activity.get(repository or self.repository, [])) + 1,
+            before=before,
+            after=after,
+            ref=f"refs/heads/{branch}",
+            timestamp=timestamp,
+            activity_type=kind,
+            actor=self._user("writer"),
+        )
+        with self._lock:
+            self.activity.setdefault(repository or self.repository, []).insert(0, entry)
+
+    def add_comment(self, issue: int, body: str, *, user: str) -> int:
+        """A comment someone else wrote (a reader can write any text, fixbot's markers too)."""
+        with self._lock:
+            comment = _Comment(next(self._comment_ids), issue, body, user)
+            self.comments[comment.id] = comment
+            return comment.id
 
     def open_pulls(self) -> list[_Pull]:
         return [p for p in self.pulls.values() if p.state == "open"]
@@ -410,6 +443,7 @@ class FakeGitHub:
             ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)", self._get_job),
             ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)/logs", self._job_logs),
             ("GET", rf"{repo}/git/ref/heads/(?P<branch>.+)", self._get_ref),
+            ("GET", rf"{repo}/activity", self._list_activity),
             ("DELETE", rf"{repo}/git/refs/heads/(?P<branch>.+)", self._delete_ref),
         ]
 
@@ -609,6 +643,14 @@ class FakeGitHub:
         )
         return 200, data
 
+    def _list_activity(self, owner: str, name: str, query: dict[str, str], **_: Any) -> Any:
+        """Any repository's log (a fork's too, as a public repository's is), filtered by ref."""
+        ref = query.get("ref", "")
+        ref = ref if ref.startswith("refs/") or not ref else f"refs/heads/{ref}"
+        entries = self.activity.get(f"{owner}/{name}", [])
+        per_page = int(query.get("per_page", "30"))
+        return 200, [e for e in entries if not ref or e["ref"] == ref][:per_page]
+
     def _get_ref(self, owner: str, name: str, branch: str, **_: Any) -> Any:
         if missing := self._check_repo(owner, name):
             return missing
@@ -631,6 +673,20 @@ class FakeGitHub:
         )
         return 204, None
 
+    @property
+    def graphql_path(self) -> str:
+        """Where GitHub serves GraphQL: /graphql, or /api/graphql beside GHES's /api/v3."""
+        return self.prefix.removesuffix("/v3") + "/graphql"
+
+    def _graphql(self, body: Any, headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """The one query fixbot makes: `viewer { login }`, the token's own identity."""
+        if self.token and headers.get("authorization") != f"token {self.token}":
+            return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
+        query = body.get("query", "") if isinstance(body, dict) else ""
+        if "viewer" not in query:
+            return 200, {"errors": [{"message": f"unsupported query: {query[:60]}"}]}, {}
+        return 200, {"data": {"viewer": {"login": self.bot}}}, {}
+
     # --- HTTP -----------------------------------------------------------------------------
 
     def _injected(self, method: str, path: str) -> Injection | None:
@@ -652,6 +708,8 @@ class FakeGitHub:
             self.requests.append(Recorded(method, path, body, headers))
         if method == "GET" and path.startswith("/_blobs/"):
             return self._blob(path, headers)
+        if method == "POST" and path == self.graphql_path:
+            return self._graphql(body, headers)
         if not path.startswith(self.prefix):
             return (*_error(404, "Not Found"), {})
         path = path[len(self.prefix) :]

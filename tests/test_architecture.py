@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
 # What each part of the package may import of fixbot (besides itself): the pipeline, top down.
 # Foundation modules import only one another; a package sees the layers above it in this table.
 FOUNDATION = {
-    "errors", "log", "proc", "secrets", "config", "llm", "paths", "records",
+    "errors", "log", "proc", "secrets", "config", "llm", "paths", "records", "inert",
     "checkspec", "commandline", "shellsyntax",
 }  # fmt: skip
 LAYERS: dict[str, set[str]] = {

@@ -13,7 +13,7 @@ from pathlib import Path
 from fixbot import proc
 from fixbot.errors import EnvironmentProblem, UsageError
 from fixbot.forge.trigger import commit_id
-from fixbot.screen import never_editable
+from fixbot.screen import unpublishable
 
 GIT_NAME = "github-actions[bot]"
 GIT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
@@ -95,9 +95,12 @@ class Git:
                 return sha
         return None
 
-    def commit_fix(self, parent: str, diff: str, message: str) -> str:
+    def commit_fix(
+        self, parent: str, diff: str, message: str, *, protected: Sequence[str] = ()
+    ) -> str:
         """The fix as a commit on `parent`, built in a private index: the working tree, the
-        checkout's index and its hooks are never touched. Same inputs, same commit id."""
+        checkout's index and its hooks are never touched. Same inputs, same commit id. What
+        git itself reads in the diff is checked once more (`protected`: the trusted globs)."""
         commit_id(parent, "the fixed commit")
         date = _last_line(self.run("show", "-s", "--format=%ct", parent))
         stamp = f"@{date} +0000"
@@ -105,7 +108,8 @@ class Git:
             index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.run("read-tree", parent, extra=index)
             numstat = self.run("apply", "--numstat", "-z", "-", stdin=diff.encode())
-            refuse_paths(_numstat_paths(numstat))
+            summary = self.run("apply", "--summary", "-", stdin=diff.encode())
+            refuse_paths(_numstat_paths(numstat), protected, numstat=numstat, summary=summary)
             self.run(
                 "apply", "--cached", "--whitespace=nowarn", "-",
                 stdin=diff.encode(), extra=index,
@@ -166,8 +170,21 @@ def _numstat_paths(numstat: str) -> list[str]:
     return paths
 
 
-def refuse_paths(paths: Sequence[str]) -> None:
-    """The recorded diff is data from another job: it may not touch CI or fixbot's config."""
-    for path in paths:
-        if never_editable(path):
-            raise UsageError(f"refusing to publish a diff that changes {path!r}")
+def refuse_paths(
+    paths: Sequence[str],
+    protected: Sequence[str] = (),
+    *,
+    numstat: str = "",
+    summary: str = "",
+) -> None:
+    """The recorded diff is data from another job: what git says it would do with it (the
+    paths it touches, binary changes, modes, links, renames) must pass the publish rules too."""
+    problems = unpublishable(paths, protected)
+    if any(entry.startswith("-\t-\t") for entry in numstat.split("\0")):
+        problems.append("git reads a binary change in it")
+    for line in summary.splitlines():
+        kept = line.strip()
+        if kept and not kept.startswith(("create mode 100644 ", "delete mode 100644 ")):
+            problems.append(f"git reads {kept[:80]!r} in it")
+    if problems:
+        raise UsageError("refusing to publish the recorded diff: " + "; ".join(problems[:5]))

@@ -2,6 +2,7 @@
 
 screen(patch, ...)   protected and never-editable paths, new modules that shadow a tool,
                      added secrets, and the cheat policy's findings: one problem each
+recorded_problems    a recorded diff read as data, for the publish step (recorded.py)
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 from fixbot.edits import Patch
 from fixbot.screen.paths import NEVER_EDITABLE, never_editable, refused_paths, shadowing
 from fixbot.screen.policy import PolicyFinding, Strictness, added_lines, is_test_path, review
+from fixbot.screen.recorded import recorded_problems
+from fixbot.screen.recorded import refused_paths as unpublishable
 from fixbot.secrets import added_secrets
 
 __all__ = [
@@ -21,9 +24,11 @@ __all__ = [
     "added_lines",
     "is_test_path",
     "never_editable",
+    "recorded_problems",
     "review",
     "screen",
     "shadowing",
+    "unpublishable",
 ]
 
 

@@ -497,7 +497,9 @@ def test_a_recorded_diff_may_not_touch_ci_files(world: World) -> None:
     evil = render_diff([FileChange(".github/workflows/ci.yml", None, "on: push\n")])
     run = world.run("workflow_run", world.failed_run(), fix=Runner(lambda j: canned(j, diff=evil)))
     assert run.code == 2
-    assert "refusing to publish a diff that changes '.github/workflows/ci.yml'" in run.logs
+    assert (
+        "refusing to publish the recorded diff: it changes '.github/workflows/ci.yml'" in run.logs
+    )
     assert fix_prs(world) == []
 
 
@@ -556,7 +558,12 @@ def test_the_fix_job_writes_nothing_and_the_publish_job_runs_nothing(world: Worl
     artifact = Path(fixed.outputs["diff-path"]).parent
     publisher = Runner()
     published = world.run(
-        "workflow_run", world.failed_run(), fix=publisher, phase="publish", result_dir=artifact
+        "workflow_run",
+        world.failed_run(),
+        fix=publisher,
+        phase="publish",
+        result_dir=artifact,
+        FIXBOT_DIFF_SHA256=fixed.outputs["diff-sha256"],
     )
     assert published.code == 0, published.logs
     assert publisher.jobs == []

@@ -205,6 +205,7 @@ def _issue_comment(fields: _Fields) -> Decision:
         command=command,
         hint=hint,
         comment_id=fields.optional("comment.id", int),
+        commented_at=fields.get("comment.created_at", str),
     )
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fixbot import log
-from fixbot.config import Config
+from fixbot.config import DEFAULT_PROTECTED_PATHS, Config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.forge import (
     REFUSAL_MARKER,
@@ -41,6 +41,8 @@ from fixbot.forge import (
     Trigger,
     cleanup,
     may_trigger,
+    moved_comment,
+    moved_since,
     publish,
     refusal_comment,
     upsert_comment,
@@ -192,12 +194,21 @@ def _triggered(
             default_token=env.default_token,
             secrets=env.secrets(),
             labels=env.labels,
+            # The trusted checkout's globs; the hash the fix job reported, not the artifact's.
+            protected=config.protected_paths if config is not None else DEFAULT_PROTECTED_PATHS,
+            expected_sha256=env.diff_sha256 if phase == "publish" else None,
         )
         log.get().info(
             "published", action=published.action, pr=published.pr_number, url=published.pr_url
         )
     return ActionOutcome(
-        result.status, result.reason, result.exit_code, result, published, diff_path
+        result.status,
+        result.reason,
+        result.exit_code,
+        result,
+        published,
+        diff_path,
+        result.diff_sha256 if result.status == "fixed" else "",
     )
 
 
@@ -240,7 +251,28 @@ def _asked_by_whom(
     if refused is not None:
         return refused
     resolved = _resolve_pull(trigger, publisher, never_fix)
-    return _skipped(env, resolved) if isinstance(resolved, Skip) else resolved
+    if isinstance(resolved, Skip):
+        return _skipped(env, resolved)
+    return _moved(resolved, publisher, phase) or resolved
+
+
+def _moved(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
+    """A refusal when the PR's head is not provably the one the comment was made on: pushed
+    after the comment by GitHub's own record of the branch (never by commit dates, which the
+    pusher chooses), or that record unreadable (fail closed)."""
+    try:
+        pushes = publisher.pushes(trigger.head_repository, trigger.head_ref)
+    except FixbotError as exc:
+        why = f"GitHub's record of pushes to the pull request's branch could not be read ({exc})"
+    else:
+        why = moved_since(pushes, trigger.commented_at, trigger.head_sha)
+    if not why:
+        return None
+    log.get().info("refused", reason=neutral(why), pr=trigger.pr_number)
+    if phase != "fix" and trigger.pr_number is not None:
+        comment = moved_comment(why, trigger.head_sha)
+        upsert_comment(publisher, trigger.pr_number, comment, marker=REFUSAL_MARKER)
+    return ActionOutcome(status="refused", reason=why, exit_code=EXIT_OK)
 
 
 def _refusal(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
