@@ -150,3 +150,30 @@ def test_the_fix_jobs_hash_is_its_step_output_and_a_clean_result_publishes(world
     run = publish(world, artifact, digest)
     assert run.code == 0, run.logs
     assert len(world.fake.fixbot_pulls()) == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("tokens", "lots"),
+        ("attempts", [{"number": "one", "prompt_tokens": "x"}]),
+        ("baseline", {"tests": {"t": "not a case"}}),
+        ("cost_usd", "free"),
+        ("resumes", True),
+        ("forged_field", 1),
+    ],
+)
+def test_an_evidence_of_the_wrong_shape_is_refused_and_nothing_is_published(
+    world: World, field: str, value: object
+) -> None:
+    """The artifact is data another job wrote: a field of the wrong type (or one fixbot never
+    writes) is refused (exit 2) before anything is rendered or published."""
+    artifact = recorded(world)
+    digest = hashlib.sha256((artifact / "fix.diff").read_bytes()).hexdigest()
+    evidence = json.loads((artifact / "evidence.json").read_text())
+    evidence[field] = value
+    (artifact / "evidence.json").write_text(json.dumps(evidence))
+    run = publish(world, artifact, digest)
+    assert run.code == 2, run.logs
+    assert run.outputs["status"] == "error" and "no readable fixbot result" in run.logs
+    assert world.writes() == [] and git(world.bare, "branch", "--list", "fixbot/*") == ""
