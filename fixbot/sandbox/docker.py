@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import CappedSink, Completed
+from fixbot.sandbox import seccomp
 from fixbot.sandbox.containers import (
     LABEL,
     MountSpec,
@@ -36,14 +37,11 @@ from fixbot.sandbox.containers import (
     process_identity,
     toolchain_mounts,
 )
-from fixbot.sandbox.host import (
-    NOBODY,
-    give_to_nobody,
-    hand_over,
-)
+from fixbot.sandbox.host import NOBODY, SANDBOX_GID, give_to, hand_over, share
 from fixbot.sandbox.protocol import (
     BASE_ENV,
     DEFAULT_LIMITS,
+    OOM_NOTE,
     SETUP_ENV,
     WORKSPACE,
     Limits,
@@ -56,7 +54,6 @@ if TYPE_CHECKING:
     from docker.types import Mount
 
 LOCAL_IMAGE = "fixbot-sandbox:local"
-OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"
 SETUP_HINT = "as root, .ci/docker-setup.sh installs docker.io, starts dockerd and builds the image"
 
 _PROBE_TIMEOUT = 5  # seconds for the engine to answer at all
@@ -152,6 +149,7 @@ class DockerSandbox:
         self.host_toolchain = image == LOCAL_IMAGE if host_toolchain is None else host_toolchain
         self._toolchain = toolchain_mounts() if self.host_toolchain else []
         self._owner = process_identity(os.getpid()) or f"unknown/{os.getpid()}"
+        self._seccomp = _seccomp_option()
         self._unremoved = False
         self._layered: bool | None = None
         self._owned: set[Path] = set()
@@ -199,7 +197,12 @@ class DockerSandbox:
 
     def describe(self) -> str:
         tools = ", host toolchain read-only" if self.host_toolchain else ""
-        return f"docker engine {self.engine_version} (image {self.image} {self.image_id}{tools})"
+        caps = "memory and processes capped per sandbox (docker --memory, --pids-limit)"
+        filtered = self._seccomp[1]
+        return (
+            f"docker engine {self.engine_version} (image {self.image} {self.image_id}{tools}; "
+            f"{caps}; {filtered})"
+        )
 
     def reap(self) -> list[str]:
         """Remove fixbot's containers whose run is over: owner gone, or done, or overdue."""
@@ -241,10 +244,12 @@ class DockerSandbox:
         outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
         try:
             if os.geteuid() == 0:
-                give_to_nobody(env_dir)
+                give_to(env_dir, NOBODY)
             plan = Plan(workspace, outputs, None, (), env_dir, setup=True)
             return self._run(argv, plan, limits, SETUP_ENV)
         finally:
+            if os.geteuid() == 0:
+                share(env_dir)  # every later run reads it through the sandboxes' group
             shutil.rmtree(outputs, ignore_errors=True)
 
     def _run(
@@ -254,7 +259,7 @@ class DockerSandbox:
             raise ValueError("empty argv")
         lower = plan.lower
         if os.geteuid() == 0:
-            hand_over(plan.workspace, plan.outputs, lower, self._owned)
+            hand_over(plan.workspace, plan.outputs, lower, self._owned, NOBODY)
         work = None
         if lower is not None:
             work = Path(tempfile.mkdtemp(prefix=".overlay-work-", dir=plan.workspace.parent))
@@ -312,7 +317,7 @@ class DockerSandbox:
         specs = [*self._toolchain, *mounts(plan, work)]
         file_size = limits.file_size_mb * 1024 * 1024
         cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
-        memory = f"{limits.memory_mb}m"
+        memory = limits.memory_mb * 1024 * 1024
         host_config = self._api.create_host_config(
             mounts=[_mount(spec) for spec in specs],
             # Only fixbot's prepare step has a network: the host's, as the repository's own CI
@@ -321,8 +326,9 @@ class DockerSandbox:
             ipc_mode="private",
             read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777"},
+            shm_size=f"{limits.tmp_size_mb}m",
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            security_opt=["no-new-privileges", *self._seccomp[0]],
             pids_limit=limits.pids,
             mem_limit=memory,
             memswap_limit=memory,
@@ -346,7 +352,8 @@ class DockerSandbox:
             # The engine adds HOSTNAME to every environment: `env -u` keeps it the allow-list,
             # and makes a missing command exit 127 as it would in a shell.
             command=["env", "-u", "HOSTNAME", *argv],
-            user=f"{NOBODY}:{NOBODY}" if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}",
+            # As root: nobody, in the group that reads the shared snapshot and environment.
+            user=f"{NOBODY}:{SANDBOX_GID}" if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}",
             environment=[f"{key}={value}" for key, value in environment.items()],
             working_dir=WORKSPACE,
             hostname=None if plan.setup else "sandbox",  # a host network keeps its name
@@ -398,6 +405,16 @@ class DockerSandbox:
             cut.cancel()
             _close_quietly(stream)
         return int(status["StatusCode"]), bool(state.get("OOMKilled")), expired.is_set(), sink
+
+
+def _seccomp_option() -> tuple[list[str], str]:
+    """fixbot's own filter in place of the engine's default profile (which lets ptrace and, in
+    older engines, io_uring through): the same policy as the bubblewrap backend."""
+    try:
+        arch = seccomp.native_arch()
+    except seccomp.Unsupported as exc:
+        return [], f"the engine's default seccomp profile ({exc})"
+    return [f"seccomp={seccomp.docker_profile(arch)}"], seccomp.describe(arch)
 
 
 def _close_quietly(stream: Any) -> None:
