@@ -1,6 +1,7 @@
 """git in the publish job's workspace, through fixbot.proc: the fix as a deterministic commit,
 pushed with a lease. The token reaches git only through GIT_CONFIG_* environment variables,
-never argv and never .git/config."""
+never argv and never .git/config; no hook, fsmonitor or filter the checkout's config names runs
+(snapshot.NO_PROGRAMS)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from fixbot import proc
 from fixbot.errors import EnvironmentProblem, UsageError
 from fixbot.forge.trigger import commit_id
 from fixbot.screen import unpublishable
+from fixbot.snapshot import NO_PROGRAMS, config_args
 
 GIT_NAME = "github-actions[bot]"
 GIT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
@@ -52,6 +54,9 @@ class Git:
             return []
         return [self.token, b64encode(f"x-access-token:{self.token}".encode()).decode()]
 
+    def argv(self, *args: str) -> list[str]:
+        return ["git", "-C", str(self.workspace), *config_args(NO_PROGRAMS), *args]
+
     def run(
         self,
         *args: str,
@@ -59,7 +64,7 @@ class Git:
         stdin: bytes | None = None,
         extra: Mapping[str, str] | None = None,
     ) -> str:
-        argv = ["git", "-C", str(self.workspace), *args]
+        argv = self.argv(*args)
         env = self.env(auth=auth, extra=extra)
         try:
             return proc.check(argv, env=env, timeout=GIT_TIMEOUT, stdin_data=stdin).output
@@ -68,7 +73,7 @@ class Git:
 
     def has_commit(self, sha: str) -> bool:
         commit_id(sha, "the commit to fix")
-        argv = ["git", "-C", str(self.workspace), "cat-file", "-e", f"{sha}^{{commit}}"]
+        argv = self.argv("cat-file", "-e", f"{sha}^{{commit}}")
         return proc.run(argv, env=self.env(), timeout=GIT_TIMEOUT).returncode == 0
 
     def ensure_commit(self, sha: str, *, pull: int | None = None) -> None:
@@ -133,7 +138,7 @@ class Git:
         if expected is not None:
             commit_id(expected, "the branch's commit")
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
-        argv = ["git", "-C", str(self.workspace), "push", "--porcelain", lease, self.remote]
+        argv = self.argv("push", "--porcelain", lease, self.remote)
         argv.append(f"{sha}:refs/heads/{branch}")
         result = proc.run(argv, env=self.env(auth=True), timeout=GIT_TIMEOUT)
         if result.returncode == 0 and not result.timed_out:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -100,21 +101,28 @@ class BwrapSandbox:
 
     def describe(self) -> str:
         """The backend and what contains a run here, in stable words (the evidence; the
-        prepared environment's cache key): where, and what is missing, is `details()`."""
+        prepared environment's cache key): where, and what is missing, is containment()."""
+        layers = ", overlay workspaces" if self.layered else ""
+        return (
+            f"{self._version} ({self._mode()}{layers}; {self.cgroups.summary()}; {self._seccomp()})"
+        )
+
+    def containment(self) -> str:
+        """What contains a run here, where the caps live, and what this host could not give
+        (`fixbot doctor`)."""
+        caps = f"{self.cgroups.summary()} [{self.cgroups.details()}]"
+        uids = f" [{self.uids.describe()}]" if self.uids else ""
+        notes = "".join(f"; {note}" for note in self.notes)
+        return f"{self._mode()}{uids}; {caps}; {self._seccomp()}{notes}"
+
+    def _mode(self) -> str:
         if self.privileged:
             user = "a uid of its own per sandbox" if self.uids else "the shared nobody user"
-            mode = f"privileged, setpriv to {user}"
-        else:
-            mode = "user namespace" + (", no nested ones" if self.disable_userns else "")
-        layers = ", overlay workspaces" if self.layered else ""
-        filtered = seccomp.describe(self._arch) if self._filter and self._arch else "no seccomp"
-        return f"{self._version} ({mode}{layers}; {self.cgroups.summary()}; {filtered})"
+            return f"privileged, setpriv to {user}"
+        return "user namespace" + (", no nested ones" if self.disable_userns else "")
 
-    def details(self) -> list[str]:
-        """Where the caps live, the uids, and what this host could not give."""
-        found = [f"cgroup {self.cgroups.kind}: {self.cgroups.details()}"]
-        found += [self.uids.describe()] if self.uids else []
-        return found + self.notes
+    def _seccomp(self) -> str:
+        return seccomp.describe(self._arch) if self._filter and self._arch else "no seccomp filter"
 
     def _probe(self, cgroups: Hierarchy | None) -> None:
         """A sandbox must start here. The filter and the userns lock are each dropped (and
@@ -135,6 +143,8 @@ class BwrapSandbox:
                 self.notes.append(f"bubblewrap refuses the seccomp filter here: {failed}")
         self.cgroups = cgroups if cgroups is not None else detect()
         self.cgroups.reap()
+        if not self.privileged and not self.cgroups.capped and _kernel() < (5, 14):
+            self.notes.append("Linux < 5.14: RLIMIT_NPROC counts all of this user's sandboxes")
         if self.cgroups.capped and (failed := self._start_fails()):
             self.notes.append(f"cgroup {self.cgroups.kind} refused a sandbox: {failed}")
             self.cgroups = NoCgroups(f"a sandbox failed to start in its cgroup: {failed}")
@@ -279,6 +289,11 @@ class BwrapSandbox:
         if killed_for_memory:
             return replace(result, output=result.output + OOM_NOTE)
         return result
+
+
+def _kernel() -> tuple[int, ...]:
+    numbers = [int(n) for n in re.findall(r"\d+", os.uname().release)[:2]]
+    return tuple(numbers)
 
 
 @contextlib.contextmanager

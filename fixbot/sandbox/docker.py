@@ -197,12 +197,13 @@ class DockerSandbox:
 
     def describe(self) -> str:
         tools = ", host toolchain read-only" if self.host_toolchain else ""
+        where = f"image {self.image} {self.image_id}{tools}"
+        return f"docker engine {self.engine_version} ({where}; {self.containment()})"
+
+    def containment(self) -> str:
+        """What contains a run here (`fixbot doctor`)."""
         caps = "memory and processes capped per sandbox (docker --memory, --pids-limit)"
-        filtered = self._seccomp[1]
-        return (
-            f"docker engine {self.engine_version} (image {self.image} {self.image_id}{tools}; "
-            f"{caps}; {filtered})"
-        )
+        return f"{caps}; {self._seccomp[1]}"
 
     def reap(self) -> list[str]:
         """Remove fixbot's containers whose run is over: owner gone, or done, or overdue."""

@@ -70,7 +70,6 @@ DEFAULT_LIMITS = Limits()
 OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"  # appended to a run the memory cap killed in
 
 
-
 @dataclass(frozen=True)
 class RunSpec:
     """Where and how one command runs: everything but its argv (see the module docstring)."""

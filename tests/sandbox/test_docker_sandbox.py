@@ -594,7 +594,20 @@ def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
 
     checks = doctor.diagnose()
     by_name = {check.name: check for check in checks}
-    assert list(by_name) == ["bubblewrap", "docker", "workspaces", "git", "pytest", "ruff", "mypy"]
+    assert list(by_name) == [
+        "bubblewrap",
+        "docker",
+        "workspaces",
+        "containment",
+        "git",
+        "pytest",
+        "ruff",
+        "mypy",
+    ]
+    containment = by_name["containment"].detail
+    assert "bwrap: " in containment and "docker: " in containment
+    assert containment.count("seccomp (") == 2  # the same filter on both backends
+    assert "capped per sandbox (docker --memory, --pids-limit)" in containment
     assert by_name["docker"].ok, by_name["docker"]
     if os.geteuid() == 0:  # CI: both backends lay workspaces, and the scratch is capped
         assert "overlay per attempt (bwrap, docker)" in by_name["workspaces"].detail
