@@ -125,10 +125,12 @@ class DockerSandbox:
         *,
         host_toolchain: bool | None = None,
         environment: Mapping[str, str] | None = None,
+        seccomp_filter: bool = True,
     ) -> None:
         """Connect to the engine named by `environment` (DOCKER_HOST...; default: os.environ).
 
-        `host_toolchain` (default: only for the local image) mounts the host's toolchain.
+        `host_toolchain` (default: only for the local image) mounts the host's toolchain;
+        `seccomp_filter` off keeps the engine's default profile (tests show what it lets by).
         """
         sdk = _sdk()
         self._errors = _engine_errors()
@@ -149,7 +151,7 @@ class DockerSandbox:
         self.host_toolchain = image == LOCAL_IMAGE if host_toolchain is None else host_toolchain
         self._toolchain = toolchain_mounts() if self.host_toolchain else []
         self._owner = process_identity(os.getpid()) or f"unknown/{os.getpid()}"
-        self._seccomp = _seccomp_option()
+        self._seccomp = _seccomp_option() if seccomp_filter else ([], "the engine's seccomp")
         self._unremoved = False
         self._layered: bool | None = None
         self._owned: set[Path] = set()

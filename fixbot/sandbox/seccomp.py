@@ -230,28 +230,27 @@ def docker_profile(arch: Arch) -> str:
     """The same policy as a Docker seccomp profile (JSON, for `security_opt=["seccomp=..."]`).
 
     libseccomp compares one argument once per rule: clone gets a rule per namespace flag, and
-    personality refuses each flag that weakens the address space instead of allowing a list.
+    personality refuses each flag that weakens the address space instead of allowing a list
+    (Docker's default profile does the same).
     Syscalls of another architecture than the one listed are refused by the engine.
     """
 
-    def refuse(name: str, code: int, mask: int | None = None) -> dict[str, object]:
+    def refuse(name: str, code: int, mask: int = 0, value: int = 0) -> dict[str, object]:
         rule: dict[str, object] = {"names": [name], "action": "SCMP_ACT_ERRNO", "errnoRet": code}
-        if mask is not None:
+        if mask:
             rule["args"] = [
-                {"index": 0, "value": mask, "valueTwo": mask, "op": "SCMP_CMP_MASKED_EQ"}
+                {"index": 0, "value": mask, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"}
             ]
         return rule
 
     denied = [name for name in DENIED if name in arch.numbers]
+    namespace_bits = [1 << bit for bit in range(32) if CLONE_NAMESPACES >> bit & 1]
     rules = [
         {"names": denied, "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM},
         *(refuse(name, errno.ENOSYS) for name in NOT_IMPLEMENTED),
-        *(
-            refuse("clone", errno.EPERM, 1 << bit)
-            for bit in range(32)
-            if CLONE_NAMESPACES >> bit & 1
-        ),
-        *(refuse("personality", errno.EPERM, flag) for flag in _WEAKENING_PERSONAS),
+        *(refuse("clone", errno.EPERM, bit, bit) for bit in namespace_bits),
+        # The flag set and the top bit clear: the query (0xffffffff) stays allowed.
+        *(refuse("personality", errno.EPERM, flag | 1 << 31, flag) for flag in _WEAKENING_PERSONAS),
     ]
     profile = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": [arch.docker], "syscalls": rules}
     return json.dumps(profile, separators=(",", ":"))
