@@ -527,6 +527,21 @@ def test_the_token_never_reaches_logs_argv_outputs_or_the_checkout(world: World)
     assert [line for line in run.stdout.splitlines() if TOKEN in line] == [f"::add-mask::{TOKEN}"]
 
 
+def test_the_checkouts_hooks_and_fsmonitor_never_run_when_publishing(world: World) -> None:
+    """A checkout whose config an earlier step may have rewritten: the publish step's git
+    (a private index, apply, commit-tree, push) runs none of the programs it names."""
+    marks = world.workspace.parent / "hook-marks"
+    hooks = world.workspace / ".git" / "hooks"
+    for name in ("post-index-change", "pre-push", "reference-transaction", "fsmonitor"):
+        (hooks / name).write_text(f"#!/bin/sh\necho {name} >> {marks}\nenv >> {marks}\n")
+        (hooks / name).chmod(0o755)
+    git(world.workspace, "config", "core.fsmonitor", str(hooks / "fsmonitor"))
+    run = world.run("workflow_run", world.failed_run())
+    assert run.code == 0, run.logs
+    assert len(fix_prs(world)) == 1
+    assert not marks.exists(), marks.read_text()
+
+
 def test_git_gets_the_token_as_an_auth_header_through_the_environment(world: World) -> None:
     world.run("workflow_run", world.failed_run())
     authed = [env for env in world.env_seen if "GIT_CONFIG_VALUE_0" in env]
