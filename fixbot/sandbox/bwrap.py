@@ -32,7 +32,7 @@ from fixbot.sandbox import seccomp
 from fixbot.sandbox.bwrap_argv import Confinement, drop, overlay, prefix, rlimits
 from fixbot.sandbox.cgroup_detect import detect
 from fixbot.sandbox.cgroups import Hierarchy, NoCgroups
-from fixbot.sandbox.host import NOBODY, SANDBOX_GID, give_to, hand_over, readonly_sources, share
+from fixbot.sandbox.host import NOBODY, give_to, hand_over, readonly_sources, share
 from fixbot.sandbox.protocol import (
     DEFAULT_LIMITS,
     OOM_NOTE,
@@ -43,18 +43,9 @@ from fixbot.sandbox.protocol import (
     Limits,
     RunSpec,
 )
-from fixbot.sandbox.uids import UidPool, identity_files
+from fixbot.sandbox.uids import Lease, UidPool, sandbox_user
 
 _PROBE = Limits(timeout_seconds=10)
-
-
-@dataclass(frozen=True)
-class _User:
-    """Who the command runs as (as root; an ordinary user's sandbox maps to nobody)."""
-
-    uid: int
-    gid: int
-    identity: tuple[Path, Path] | None = None  # its /etc/passwd and /etc/group
 
 
 class BwrapSandbox:
@@ -181,17 +172,12 @@ class BwrapSandbox:
             shutil.rmtree(root, ignore_errors=True)
 
     @contextlib.contextmanager
-    def _user(self) -> Iterator[_User]:
+    def _user(self) -> Iterator[Lease]:
         if not self.privileged:
-            yield _User(NOBODY, NOBODY)
-        elif self.uids is None:
-            yield _User(NOBODY, SANDBOX_GID)
-        else:
-            with (
-                self.uids.lease() as lease,
-                tempfile.TemporaryDirectory(prefix="fixbot-identity-") as folder,
-            ):
-                yield _User(lease.uid, lease.gid, identity_files(lease, Path(folder)))
+            yield Lease(NOBODY, NOBODY)  # nobody inside the run's own user namespace
+            return
+        with sandbox_user(self.uids) as lease:
+            yield lease
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         lower = spec.lower
@@ -238,12 +224,12 @@ class BwrapSandbox:
         plan: _Plan,
         limits: Limits,
         env: Mapping[str, str] | None,
-        user: _User,
+        user: Lease,
     ) -> Completed:
         memory = limits.memory_mb * 1024 * 1024
         with (
             self.cgroups.sandbox(memory, limits.pids) as group,
-            _descriptor(self._filter) as seccomp_fd,
+            seccomp.program_fd(self._filter) as seccomp_fd,
             tempfile.TemporaryFile() as status,
         ):
             confinement = Confinement(seccomp_fd, self.disable_userns, user.identity)
@@ -292,17 +278,7 @@ class BwrapSandbox:
 
 
 def _kernel() -> tuple[int, ...]:
-    numbers = [int(n) for n in re.findall(r"\d+", os.uname().release)[:2]]
-    return tuple(numbers)
-
-
-@contextlib.contextmanager
-def _descriptor(program: bytes | None) -> Iterator[int | None]:
-    if program is None:
-        yield None
-        return
-    with seccomp.program_fd(program) as fd:
-        yield fd
+    return tuple(int(n) for n in re.findall(r"\d+", os.uname().release)[:2])
 
 
 @dataclass(frozen=True)

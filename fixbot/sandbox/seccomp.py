@@ -203,9 +203,12 @@ def build(arch: Arch | None = None) -> bytes:
 
 
 @contextlib.contextmanager
-def program_fd(program: bytes) -> Iterator[int]:
-    """A descriptor holding `program` from its start, for one bwrap run (which reads it to the
-    end: each run needs its own), passed with pass_fds; closed afterwards."""
+def program_fd(program: bytes | None) -> Iterator[int | None]:
+    """A descriptor holding `program` from its start (None without one), for one bwrap run
+    (which reads it to the end: each run needs its own), passed with pass_fds; closed after."""
+    if program is None:
+        yield None
+        return
     fd = os.memfd_create("fixbot-seccomp", os.MFD_CLOEXEC)
     try:
         view = memoryview(program)

@@ -25,6 +25,7 @@ import fcntl
 import os
 import pwd
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ LOCK_DIR = Path("/run/fixbot/uids")
 class Lease:
     uid: int
     gid: int = SANDBOX_GID
+    identity: tuple[Path, Path] | None = None  # its /etc/passwd and /etc/group, as sandbox()
 
 
 def subid_ranges(path: Path = Path("/etc/subuid")) -> list[range]:
@@ -131,6 +133,17 @@ class UidPool:
                 os.close(fd)  # closing drops the flock
             return
         raise SandboxFailed(f"all {len(self.uids)} sandbox uids are in use: too many sandboxes")
+
+
+@contextlib.contextmanager
+def sandbox_user(pool: UidPool | None) -> Iterator[Lease]:
+    """Who one run's command runs as, as root: a leased uid with its passwd and group files, or
+    (no pool) nobody, in the sandboxes' group."""
+    if pool is None:
+        yield Lease(NOBODY)
+        return
+    with pool.lease() as lease, tempfile.TemporaryDirectory(prefix="fixbot-identity-") as folder:
+        yield Lease(lease.uid, lease.gid, identity_files(lease, Path(folder)))
 
 
 def identity_files(lease: Lease, folder: Path) -> tuple[Path, Path]:

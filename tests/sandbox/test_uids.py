@@ -35,14 +35,16 @@ def test_concurrent_leases_get_distinct_uids_and_a_returned_one_comes_back(tmp_p
             ready.wait()
             release.wait()
 
-    threads = [threading.Thread(target=hold) for _ in range(4)]
+    threads = [threading.Thread(target=hold, daemon=True) for _ in range(4)]
     for thread in threads:
         thread.start()
-    ready.wait()
-    assert len(set(held)) == 4 and all(BASE < uid <= BASE + 8 for uid in held)
-    release.set()
-    for thread in threads:
-        thread.join()
+    try:
+        ready.wait(timeout=30)
+        assert len(set(held)) == 4 and all(BASE < uid <= BASE + 8 for uid in held), held
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join()
     with pool.lease() as again:
         assert again.uid == BASE + 1 and again.gid == SANDBOX_GID
 

@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from fixbot.errors import NotAGitRepo
-from fixbot.snapshot import apply_to_worktree, find_root, pin_commit, take_snapshot
+from fixbot.snapshot import (
+    apply_to_worktree,
+    find_root,
+    pin_commit,
+    resolve_commit,
+    take_snapshot,
+)
 from fixbot.snapshot.hostgit import SAFE_CONFIG, environment
 
 SECRET = "sk-fixbot-hostgit-canary-5f1e"
@@ -75,6 +81,8 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
     ):
         git(repo, "config", key, trap(traps, name, marks))
     git(repo, "config", "filter.evil.required", "true")
+    later = (repo / "plain.txt").stat().st_mtime + 60
+    os.utime(repo / "plain.txt", (later, later))  # stat-dirty: status must read it through
     for hook in ("post-index-change", "post-checkout", "pre-commit"):
         trap(repo / ".git" / "hooks", hook, marks)
     global_config = tmp_path / "global-gitconfig"
@@ -131,20 +139,25 @@ def test_applying_the_fix_to_the_working_tree_runs_no_filter_either(
     assert not marks.exists(), marks.read_text()
 
 
-def test_replace_refs_do_not_swap_the_commit(tmp_path: Path) -> None:
+def test_replace_refs_do_not_swap_a_commit(tmp_path: Path) -> None:
+    """refs/replace/ makes plain git read another object in place of one: neither the export nor
+    a revision fixbot resolves (a `base` such as HEAD~1) follows it."""
     repo = tmp_path / "repo"
     repo.mkdir()
     identity = ["-c", "user.name=t", "-c", "user.email=t@invalid"]
     git(repo, "init", "-q", "-b", "main")
-    (repo / "code.py").write_text("real = True\n")
-    git(repo, "add", "-A")
-    git(repo, *identity, "commit", "-qm", "real")
-    real = git(repo, "rev-parse", "HEAD").strip()
-    (repo / "code.py").write_text("real = False\n")
-    git(repo, *identity, "commit", "-qam", "impostor")
-    impostor = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "replace", real, impostor)
-    assert git(repo, "show", f"{real}:code.py") == "real = False\n"  # what plain git shows
+    commits = []
+    for text in ("first", "real", "impostor"):
+        (repo / "code.py").write_text(f"{text} = True\n")
+        git(repo, "add", "-A")
+        git(repo, *identity, "commit", "-qm", text)
+        commits.append(git(repo, "rev-parse", "HEAD").strip())
+    first, real, impostor = commits
+    git(repo, "reset", "-q", "--hard", real)
+    git(repo, "replace", real, impostor)  # impostor's parent is real, not first
+    assert git(repo, "show", f"{real}:code.py") == "impostor = True\n"  # what plain git shows
+    assert git(repo, "rev-parse", "HEAD~1").strip() == real
+    assert resolve_commit(repo, "HEAD~1") == first
     (tmp_path / "work").mkdir()
     snapshot = take_snapshot(repo, (), tmp_path / "work", real)
     assert (snapshot.tree / "code.py").read_text() == "real = True\n"
