@@ -139,6 +139,7 @@ class DockerSandbox:
         try:
             found = _image(self._client, image)
             self.engine_version = str(self._api.version()["Version"])
+            security = list(self._api.info().get("SecurityOptions") or [])
         except self._errors as exc:
             self._client.close()
             raise SandboxUnavailable(f"the Docker engine failed: {exc}") from exc
@@ -151,7 +152,9 @@ class DockerSandbox:
         self.host_toolchain = image == LOCAL_IMAGE if host_toolchain is None else host_toolchain
         self._toolchain = toolchain_mounts() if self.host_toolchain else []
         self._owner = process_identity(os.getpid()) or f"unknown/{os.getpid()}"
-        self._seccomp = _seccomp_option() if seccomp_filter else ([], "the engine's seccomp")
+        self._seccomp: tuple[list[str], str] = ([], "the engine's seccomp profile")
+        if seccomp_filter:
+            self._seccomp = _seccomp_option(security)
         self._unremoved = False
         self._layered: bool | None = None
         self._owned: set[Path] = set()
@@ -410,9 +413,11 @@ class DockerSandbox:
         return int(status["StatusCode"]), bool(state.get("OOMKilled")), expired.is_set(), sink
 
 
-def _seccomp_option() -> tuple[list[str], str]:
+def _seccomp_option(engine_options: Sequence[str]) -> tuple[list[str], str]:
     """fixbot's own filter in place of the engine's default profile (which lets ptrace and, in
     older engines, io_uring through): the same policy as the bubblewrap backend."""
+    if not any("name=seccomp" in option for option in engine_options):
+        return [], "no seccomp filter (the engine has no seccomp support)"
     try:
         arch = seccomp.native_arch()
     except seccomp.Unsupported as exc:
