@@ -187,6 +187,11 @@ def test_three_children_hold_three_caps_without_a_cgroup_and_one_with() -> None:
         capped, output = attack(capped_here, root, limits)
     assert not capped.get("all_held"), capped
     assert output.endswith(OOM_NOTE)
+    # What the evidence's sandbox line says of each.
+    kind = capped_here.cgroups.kind
+    assert f"memory and processes capped per sandbox (cgroup {kind})" in capped_here.describe()
+    uncapped = BwrapSandbox(cgroups=NoCgroups("off")).describe()
+    assert "memory and processes capped per process (no writable cgroup): see README" in uncapped
 
 
 def test_a_full_tmpfs_ends_in_no_space_not_in_the_oom_killer(host: Hierarchy) -> None:
