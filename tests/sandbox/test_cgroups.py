@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fixbot.sandbox import OOM_NOTE, BwrapSandbox, Limits, RunSpec
-from fixbot.sandbox.cgroup_detect import REQUIRED, detect, inside, parse_mounts, parse_own
+from fixbot.sandbox.cgroup_detect import detect, inside, parse_mounts, parse_own
 from fixbot.sandbox.cgroups import (
     ENTER,
     SUPERVISOR,
@@ -458,9 +458,3 @@ def test_v1_delegated_to_an_ordinary_user_caps_its_sandboxes(host: Hierarchy) ->
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["kind"] == "v1", found
     assert not found["probe"].get("all_held") and found["output"].endswith(OOM_NOTE), found
-
-
-def test_evacuate_root_is_offered_for_ci_containers() -> None:
-    from fixbot.sandbox import evacuate_root
-
-    assert {"memory", "pids"} == REQUIRED and callable(evacuate_root)
