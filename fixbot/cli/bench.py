@@ -234,6 +234,10 @@ class TimedSandbox:
     def layered(self) -> bool:
         return self.inner.layered
 
+    @property
+    def passes_fds(self) -> bool:
+        return self.inner.passes_fds
+
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         start = self.timer.clock()
         try:
