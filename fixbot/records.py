@@ -24,6 +24,9 @@ class CaseResult(TypedDict):
     outcome: TestOutcome
     message: str  # the assertion or error message, capped
     detail: str  # head and tail of the traceback, capped
+    # pytest's own id (tests/test_x.py::TestA::test_b[1]), exact and accepted back by pytest;
+    # results are keyed by the JUnit-style id (tests.test_x.TestA::test_b[1]) for now
+    nodeid: NotRequired[str]
 
 
 class Finding(TypedDict):
@@ -38,11 +41,12 @@ CheckStatus = Literal[
     "passed",
     "tests_failed",
     "no_tests_collected",
-    "no_report",  # pytest wrote no readable report (it crashed, or was made to exit early)
+    "no_report",  # pytest never finished its report (it crashed, or fixbot's plugin never loaded)
     "timeout",
     "memory_exceeded",
-    "output_exceeded",
+    "output_exceeded",  # no longer produced (output past the cap is dropped); older records
     "infra_error",  # the test command is missing: the environment, not the code
+    "tampered",  # the report disagreed with pytest's own tallies, exit status or canaries
 ]
 # The statuses under which per-test outcomes can be trusted and compared.
 COMPLETED: frozenset[str] = frozenset({"passed", "tests_failed"})
@@ -57,6 +61,10 @@ class CheckResult(TypedDict):
     log_tail: str
     commands: list[str]
     log_ref: NotRequired[str]  # where the full result is on disk, once slimmed for the state
+    tampering: NotRequired[list[str]]  # why the run is `tampered`: each disagreement, named
+    running: NotRequired[str]  # the test in progress when the whole command timed out
+    hung: NotRequired[list[str]]  # tests that would not stop: failed, the suite rerun without
+    canaries: NotRequired[dict[str, str]]  # fixbot's own checks: role -> reported outcome
 
 
 def failing_tests(result: CheckResult) -> list[str]:
@@ -65,22 +73,35 @@ def failing_tests(result: CheckResult) -> list[str]:
 
 def slim(result: CheckResult, log_ref: str) -> CheckResult:
     """The result as an older attempt keeps it in the state: every failing test with its
-    message (what stuck detection compares), no traceback, no passing test, no log tail; the
-    full result is on disk at log_ref. Checkpoints then grow by a bounded amount per attempt."""
-    return CheckResult(
+    message (what stuck detection compares) and node id, no traceback, no passing test, no log
+    tail; why a run was tampered with, hung or timed out stays. The full result is on disk at
+    log_ref. Checkpoints then grow by a bounded amount per attempt."""
+    slimmed = CheckResult(
         status=result["status"],
         exit_code=result["exit_code"],
         seconds=result["seconds"],
-        tests={
-            t: CaseResult(outcome=r["outcome"], message=r["message"], detail="")
-            for t, r in result["tests"].items()
-            if r["outcome"] != "passed"
-        },
+        tests={t: _slim_case(r) for t, r in result["tests"].items() if r["outcome"] != "passed"},
         findings=result["findings"][:FINDINGS_KEPT],
         log_tail="",
         commands=result["commands"],
         log_ref=log_ref,
     )
+    if "tampering" in result:
+        slimmed["tampering"] = result["tampering"]
+    if "running" in result:
+        slimmed["running"] = result["running"]
+    if "hung" in result:
+        slimmed["hung"] = result["hung"]
+    if "canaries" in result:
+        slimmed["canaries"] = result["canaries"]
+    return slimmed
+
+
+def _slim_case(result: CaseResult) -> CaseResult:
+    case = CaseResult(outcome=result["outcome"], message=result["message"], detail="")
+    if "nodeid" in result:
+        case["nodeid"] = result["nodeid"]
+    return case
 
 
 # --- one attempt ---------------------------------------------------------------------------

@@ -8,11 +8,14 @@ these doubles are for the fast in-process layer (tests/loop/) and for wrapping a
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
+from typing import Any
 
 from fixbot.llm import DeadlinePassed, Reply
 from fixbot.proc import Completed
@@ -109,6 +112,10 @@ class DelegatingSandbox:
     def layered(self) -> bool:
         return self.inner.layered
 
+    @property
+    def passes_fds(self) -> bool:
+        return self.inner.passes_fds
+
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         return self.inner.run(argv, spec)
 
@@ -134,12 +141,15 @@ Outcomes = Callable[[Path], Mapping[str, str]]
 
 class PlayedSandbox:
     """A Sandbox that runs nothing: the test command's per-test outcomes are what `outcomes`
-    says of the workspace it was given (written as pytest's JUnit report, where fixbot reads
-    them); the gates find nothing; any other command prints that the network is refused.
-    Fast and deterministic, for driving the loop in-process."""
+    says of the workspace it was given (JUnit-style ids of module-level tests, as fixbot keys
+    its results), written on the report channel as fixbot's pytest plugin writes them, with
+    the canaries, tallies and summary line a real run has; the gates find nothing; any other
+    command prints that the network is refused. Fast and deterministic, for driving the loop
+    in-process."""
 
     name = "played"
     layered = False
+    passes_fds = True
 
     def __init__(self, outcomes: Outcomes) -> None:
         self.outcomes = outcomes
@@ -149,10 +159,8 @@ class PlayedSandbox:
         self.runs.append(tuple(argv))
         if "pytest" in argv:
             found = self.outcomes(spec.workspace)
-            junit = _junit(found, _digest(spec.workspace))
-            (spec.outputs / "junit.xml").write_text(junit, encoding="utf-8")
-            failed = any(outcome != "passed" for outcome in found.values())
-            return Completed(tuple(argv), int(failed), "played", 0.01, False, 6)
+            output = play_channel(found, _digest(spec.workspace), spec)
+            return Completed(tuple(argv), 1, output, 0.01, False, len(output))
         if "ruff" in argv:
             return Completed(tuple(argv), 0, "[]", 0.01, False, 2)
         if "mypy" in argv:
@@ -183,13 +191,43 @@ def _digest(tree: Path) -> str:
     return hashlib.sha256(repr(code).encode()).hexdigest()[:8]
 
 
-def _junit(outcomes: Mapping[str, str], code: str) -> str:
-    cases = []
-    for test, outcome in outcomes.items():
-        classname, _, name = test.rpartition("::")
-        message = quoteattr(f"{outcome} on code {code}")
-        inner = "" if outcome == "passed" else f"<failure message={message}>{outcome}</failure>"
-        cases.append(
-            f"<testcase classname={quoteattr(classname)} name={quoteattr(name)}>{inner}</testcase>"
-        )
-    return f'<testsuites><testsuite name="pytest">{"".join(cases)}</testsuite></testsuites>'
+def play_channel(outcomes: Mapping[str, str], code: str, spec: RunSpec) -> str:
+    """Write a whole, self-consistent pytest run on the channel the harness passed in `spec`
+    (what fixbot's plugin would say for these outcomes), and return the terminal's output."""
+    env = dict(spec.env or {})
+    run, address = env["FIXBOT_HARNESS_RUN"], env["FIXBOT_HARNESS_CHANNEL"]
+    assert address == f"fd:{spec.fds[0]}", address
+    canaries = {f"fixbot_canary_{run}::{r}": r for r in ("integrity", "must_pass", "must_fail")}
+    played = {f"{t.rpartition('::')[0].replace('.', '/')}.py::{t.rpartition('::')[2]}": o
+              for t, o in outcomes.items()}  # fmt: skip
+    played.update({t: "failed" if r == "must_fail" else "passed" for t, r in canaries.items()})
+    lines: list[dict[str, Any]] = [
+        {"k": "hello", "terminal": True, "verbosity": 0},
+        {"k": "collected", "ids": list(played)},
+        {"k": "collection", "count": len(played)},
+    ]
+    tally: Counter[str] = Counter()
+    for nodeid, outcome in played.items():
+        message = "" if outcome == "passed" else f"{outcome} on code {code}"
+        if canaries.get(nodeid) == "must_fail":
+            message = f"fixbot canary {run}: this check fails on purpose"
+        tally[outcome] += 1
+        lines.append({"k": "start", "nodeid": nodeid})
+        lines.append(
+            {"k": "result", "nodeid": nodeid, "outcome": outcome, "message": message,
+             "detail": "", "categories": [outcome], "timeout": False}
+        )  # fmt: skip
+    failing = tally["failed"] + tally["error"]
+    lines.append({"k": "integrity", "problems": []})
+    lines.append(
+        {"k": "finish", "exitstatus": 1, "stats": dict(tally), "testsfailed": failing,
+         "testscollected": len(played), "shouldstop": False, "shouldfail": False}
+    )  # fmt: skip
+    data = b"".join(
+        json.dumps({**line, "run": run, "seq": seq}).encode() + b"\n"
+        for seq, line in enumerate(lines)
+    )
+    while data:
+        data = data[os.write(spec.fds[0], data) :]
+    summary = ", ".join(f"{tally[k]} {k}" for k in ("failed", "error", "passed") if tally[k])
+    return f"played\n{summary} in 0.01s\n"

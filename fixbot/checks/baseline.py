@@ -35,6 +35,19 @@ def require_completed(result: CheckResult, test_command: str) -> CheckResult:
             "the baseline collected no tests: check test_command in .fixbot.yml "
             f"(exit code {result['exit_code']})\n{tail}"
         )
+    if status == "tampered":
+        # The untouched commit: the repository's own code, conftest or plugins disagree with
+        # what pytest itself counted. No model can fix that, and no verdict can be trusted.
+        reasons = "\n".join(f"- {reason}" for reason in result.get("tampering", [])[:10])
+        raise EnvironmentProblem(
+            "the baseline test run's report was inconsistent with pytest's own (on the "
+            f"untouched commit, so the repository's own code or plugins do this):\n{reasons}"
+        )
+    if status == "timeout" and result.get("running"):
+        raise EnvironmentProblem(
+            f"the baseline test run did not complete (timeout while {result['running']} was "
+            f"running); last output:\n{tail}"
+        )
     if status not in COMPLETED:
         raise EnvironmentProblem(
             f"the baseline test run did not complete ({status}); last output:\n{tail}"

@@ -1,8 +1,8 @@
 """The test, lint and type gates, run in the sandbox, and their parsed per-item results.
 
 Results are plain JSON-shaped dicts (they live in checkpointed graph state). fixbot pins the
-pytest invocation: its own report path outside the workspace, the cache off, and reads
-per-test outcomes from the JUnit report, never from the exit code.
+pytest invocation (the cache off, its own plugin loaded) and reads per-test outcomes from the
+report channel (harness.py), never from the exit code or a file the tests could write.
 """
 
 from __future__ import annotations
@@ -12,9 +12,16 @@ import re
 import shlex
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
-from fixbot.checks.junit import parse_junit
+from fixbot.checks.harness import (
+    SandboxLauncher,
+    TestRun,
+    out_of_memory,
+    run_pytest,
+)
+from fixbot.checks.harness import junit_id as test_id
 from fixbot.proc import Completed
 from fixbot.records import (
     COMPLETED,
@@ -28,27 +35,15 @@ from fixbot.records import (
     Finding,
     TestOutcome,
 )
-from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
+from fixbot.sandbox import WORKSPACE, Limits, RunSpec, Sandbox
 
-_PYTEST_OPTIONS = (
-    "-p",
-    "no:cacheprovider",
-    f"--junitxml={OUTPUTS}/junit.xml",
-    "-o",
-    "junit_family=xunit2",
-    "-o",
-    "junit_logging=no",
-    "--color=no",
-    "-q",
-)
+_PYTEST_OPTIONS = ("-p", "no:cacheprovider", "--color=no", "-q")
+TAMPERING_KEPT = 20  # named disagreements kept in a result, each capped
 
 
 # Plugins come from the repository's own (protected) configuration, never from whatever happens
 # to be installed: `-p NAME` in its pytest config or `pytest_plugins` in its conftest.py.
 TEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-
-_OOM_MARK = "[fixbot: memory limit exceeded]"
 
 
 class BadTestCommand(Exception):
@@ -84,18 +79,25 @@ def run_checks(
     readonly: list[str],
     limits: Limits,
     scratch: Path | None = None,
+    test_timeout: float | None = None,
+    pytest_options: Sequence[str] = (),
 ) -> CheckResult:
     """Run the enabled gates, then the tests, over one workspace; every run a fresh sandbox.
 
     The gates go first: ruff and mypy never run the repository's code, the tests do, and
     nothing the tests leave in the workspace (a `mypy.py` written at run time) can then stand
-    in for a gate. The outputs folder is made in `scratch` (the attempt's capped folder)."""
+    in for a gate. The outputs folder and the staged plugin are made in `scratch` (the
+    attempt's capped folder). `test_timeout`: seconds each phase of one test may take (None:
+    harness.DEFAULT_TEST_TIMEOUT, 60); `pytest_options`: appended to a pytest command (the seam
+    for the prepared environment's plugins)."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
     try:
 
+        def spec(env: dict[str, str] | None = None) -> RunSpec:
+            return RunSpec(workspace, outputs, lower, prepared, readonly, limits, env)
+
         def contained(argv: list[str], env: dict[str, str] | None = None) -> Completed:
-            spec = RunSpec(workspace, outputs, lower, prepared, readonly, limits, env)
-            return sandbox.run(argv, spec)
+            return sandbox.run(argv, spec(env))
 
         findings: list[Finding] = []
         commands: list[str] = []
@@ -106,8 +108,13 @@ def run_checks(
             findings += parse_mypy(contained(_MYPY).output)
             commands.append(shlex.join(_MYPY))
         argv = command_argv(test_command)
-        run = contained(argv, dict(TEST_ENV))
-        result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
+        if is_pytest(argv):
+            argv += pytest_options
+            launcher = SandboxLauncher(sandbox, spec(dict(TEST_ENV)))
+            tested = run_pytest(launcher, argv, test_timeout=test_timeout, scratch=scratch)
+            result = pytest_result(argv, tested)
+        else:
+            result = command_result(argv, contained(argv, dict(TEST_ENV)))
         result["findings"] += findings
         result["commands"] += commands
         return result
@@ -131,45 +138,69 @@ _MYPY = [
 ]
 
 
-def _test_result(argv: list[str], run: Completed, report: Path, output_cap: int) -> CheckResult:
-    tests: dict[str, CaseResult] | None = {}
-    if is_pytest(argv):
-        tests = parse_junit(report)
-    elif not run.timed_out:
-        # Not pytest: the whole command is the one test we can see.
+def pytest_result(argv: list[str], run: TestRun) -> CheckResult:
+    """A pytest run as fixbot records it: results keyed by JUnit-style id (each keeping its
+    node id), the named disagreements of a tampered run, the test a timeout caught running,
+    the tests that hung, the canaries' outcomes. Output past the cap was dropped, head and tail
+    kept; it never discards the report, which came over the channel."""
+    last = run.runs[-1]
+    tests: dict[str, CaseResult] = {}
+    for nodeid, case in run.tests.items():
+        key = test_id(nodeid)
+        if key not in tests or tests[key]["outcome"] not in FAILING:  # a clash keeps the failure
+            tests[key] = case
+    result = CheckResult(
+        status=run.status,
+        exit_code=last.returncode,
+        seconds=round(sum(r.seconds for r in run.runs), 3),
+        tests=tests if run.status in COMPLETED else {},
+        findings=[],
+        log_tail=last.tail(LOG_CAP),
+        commands=[shlex.join(argv)],
+        canaries=run.canaries,
+    )
+    if run.status == "tampered":
+        result["tampering"] = [p[:MESSAGE_CAP] for p in run.problems[:TAMPERING_KEPT]]
+    elif run.problems and run.status not in COMPLETED:
+        said = "".join(f"fixbot: {problem[:MESSAGE_CAP]}\n" for problem in run.problems[:3])
+        result["log_tail"] = said + result["log_tail"][len(said) :]
+    if run.running:
+        result["running"] = run.running
+    if run.hung:
+        result["hung"] = run.hung
+    return result
+
+
+def command_result(argv: list[str], run: Completed) -> CheckResult:
+    """Not pytest: the whole command is the one test fixbot can see, judged by its exit code
+    (output past the cap was dropped, head and tail kept: never a reason to discard it)."""
+    tests: dict[str, CaseResult] = {}
+    if not run.timed_out:
         outcome: TestOutcome = "passed" if run.returncode == 0 else "failed"
-        tests = {
-            f"command: {shlex.join(argv)}": CaseResult(
-                outcome=outcome, message=f"exit code {run.returncode}", detail=run.tail(DETAIL_CAP)
-            )
-        }
-    status = run_status(run, tests, output_cap)
+        tests[f"command: {shlex.join(argv)}"] = CaseResult(
+            outcome=outcome, message=f"exit code {run.returncode}", detail=run.tail(DETAIL_CAP)
+        )
+    status = command_status(run)
     return CheckResult(
         status=status,
         exit_code=run.returncode,
         seconds=round(run.seconds, 3),
-        tests=(tests or {}) if status in COMPLETED else {},
+        tests=tests if status in COMPLETED else {},
         findings=[],
         log_tail=run.tail(LOG_CAP),
         commands=[shlex.join(argv)],
     )
 
 
-def run_status(run: Completed, tests: dict[str, CaseResult] | None, output_cap: int) -> CheckStatus:
-    """One word for how the test run ended; only passed and tests_failed carry a verdict."""
+def command_status(run: Completed) -> CheckStatus:
+    """One word for how a command that is not pytest ended."""
     if run.timed_out:
         return "timeout"
-    if run.output_bytes > output_cap:
-        return "output_exceeded"
-    if run.returncode in (137, -9) or _OOM_MARK in run.output:
+    if out_of_memory(run):
         return "memory_exceeded"
-    if run.returncode == 127 or "No module named pytest" in run.output[:2000]:
+    if run.returncode == 127:
         return "infra_error"  # the test command itself is missing
-    if tests is None:
-        return "memory_exceeded" if "MemoryError" in run.output else "no_report"
-    if not tests:
-        return "no_tests_collected"
-    return "tests_failed" if any(r["outcome"] in FAILING for r in tests.values()) else "passed"
+    return "passed" if run.returncode == 0 else "tests_failed"
 
 
 def _relative(path: str) -> str:

@@ -59,25 +59,37 @@ def tampered_problems(paths: Sequence[str]) -> list[str]:
 
 
 def run_trial(
-    sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str
+    sandbox: Sandbox,
+    snapshot: Snapshot,
+    config: Config,
+    patch_text: str,
+    *,
+    test_timeout: float | None = None,
 ) -> tuple[CheckResult, list[str]]:
     """(the checks' result, protected files found modified afterwards)
 
     A failure of the sandbox itself (not of the code in it) is retried a bounded number of
     times on a fresh copy, then raised: it is the environment's problem and costs no budget.
+    A run the code under test tampered with is a result (`tampered`), never retried.
+    `test_timeout`: seconds per phase of one test (None: DEFAULT_TEST_TIMEOUT, 60 s).
     """
     prepared = prepared_environment(sandbox, snapshot, config.setup_command, setup_limits(config))
     failures: list[str] = []
     for _ in range(INFRA_ATTEMPTS):
         try:
-            return _run_once(sandbox, snapshot, config, patch_text, prepared)
+            return _run_once(sandbox, snapshot, config, patch_text, prepared, test_timeout)
         except SandboxFailed as exc:
             failures.append(str(exc))
     raise SandboxFailed(f"the sandbox failed {INFRA_ATTEMPTS} times in a row; last: {failures[-1]}")
 
 
 def _run_once(
-    sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str, prepared: Path | None
+    sandbox: Sandbox,
+    snapshot: Snapshot,
+    config: Config,
+    patch_text: str,
+    prepared: Path | None,
+    test_timeout: float | None,
 ) -> tuple[CheckResult, list[str]]:
     patch = plan_patch(patch_text, reader(snapshot.tree)) if patch_text else None
     limits = limits_for(config)
@@ -98,6 +110,7 @@ def _run_once(
                 readonly=list(snapshot.protected),
                 limits=limits,
                 scratch=scratch.path,
+                test_timeout=test_timeout,
             )
         except BadTestCommand as exc:
             raise UsageError(str(exc)) from exc

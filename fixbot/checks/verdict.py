@@ -4,6 +4,10 @@ A pass means all of: every test that failed at baseline now passes (not skipped,
 no test that passed at baseline fails or disappears; the collected test set did not shrink; no
 ruff or mypy finding that was not already there at baseline. Findings are compared without line
 numbers, as a multiset, so an edit that moves a pre-existing error does not make it new.
+
+A run whose report disagreed with pytest's own (`tampered`) is never a pass, whatever its tests
+say. The model is told only that, in one named line (TAMPERED): the disagreements themselves
+stay in the evidence (`check.tampering`), so that the feedback does not teach what to avoid.
 """
 
 from __future__ import annotations
@@ -29,10 +33,18 @@ def new_findings(baseline: CheckResult, attempt: CheckResult) -> list[Finding]:
     return new
 
 
+TAMPERED = "the run's report was inconsistent with pytest's own; the attempt is refused"
+
+
 def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
     """Why the attempt is not a pass; an empty list is a pass."""
-    if attempt["status"] not in COMPLETED:
-        return [f"the test run did not complete: {attempt['status']}"]
+    status = attempt["status"]
+    if status == "tampered":
+        return [TAMPERED]
+    if status == "timeout" and attempt.get("running"):
+        return [f"the test run did not complete: timeout while {attempt['running']} was running"]
+    if status not in COMPLETED:
+        return [f"the test run did not complete: {status}"]
     found: list[str] = []
     tests = attempt["tests"]
     for test in failing_tests(baseline):
