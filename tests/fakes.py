@@ -145,21 +145,24 @@ class PlayedSandbox:
     its results), written on the report channel as fixbot's pytest plugin writes them, with
     the canaries, tallies and summary line a real run has; the gates find nothing; any other
     command prints that the network is refused. Fast and deterministic, for driving the loop
-    in-process."""
+    in-process. `forges(tree)`: this workspace's code also writes a line of its own on the
+    channel, as a candidate that lies to the report would (the run is then `tampered`)."""
 
     name = "played"
     layered = False
     passes_fds = True
 
-    def __init__(self, outcomes: Outcomes) -> None:
+    def __init__(self, outcomes: Outcomes, forges: Callable[[Path], bool] | None = None) -> None:
         self.outcomes = outcomes
+        self.forges = forges
         self.runs: list[tuple[str, ...]] = []
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         self.runs.append(tuple(argv))
         if "pytest" in argv:
             found = self.outcomes(spec.workspace)
-            output = play_channel(found, _digest(spec.workspace), spec)
+            forged = self.forges is not None and self.forges(spec.workspace)
+            output = play_channel(found, _digest(spec.workspace), spec, forged=forged)
             return Completed(tuple(argv), 1, output, 0.01, False, len(output))
         if "ruff" in argv:
             return Completed(tuple(argv), 0, "[]", 0.01, False, 2)
@@ -191,9 +194,12 @@ def _digest(tree: Path) -> str:
     return hashlib.sha256(repr(code).encode()).hexdigest()[:8]
 
 
-def play_channel(outcomes: Mapping[str, str], code: str, spec: RunSpec) -> str:
+def play_channel(
+    outcomes: Mapping[str, str], code: str, spec: RunSpec, *, forged: bool = False
+) -> str:
     """Write a whole, self-consistent pytest run on the channel the harness passed in `spec`
-    (what fixbot's plugin would say for these outcomes), and return the terminal's output."""
+    (what fixbot's plugin would say for these outcomes), and return the terminal's output;
+    `forged`: with one more line that fixbot's plugin did not write."""
     env = dict(spec.env or {})
     run, address = env["FIXBOT_HARNESS_RUN"], env["FIXBOT_HARNESS_CHANNEL"]
     assert address == f"fd:{spec.fds[0]}", address
@@ -227,6 +233,9 @@ def play_channel(outcomes: Mapping[str, str], code: str, spec: RunSpec) -> str:
         json.dumps({**line, "run": run, "seq": seq}).encode() + b"\n"
         for seq, line in enumerate(lines)
     )
+    if forged:
+        data += b'{"k":"result","nodeid":"forged","outcome":"passed"}\n'
+
     while data:
         data = data[os.write(spec.fds[0], data) :]
     summary = ", ".join(f"{tally[k]} {k}" for k in ("failed", "error", "passed") if tally[k])
