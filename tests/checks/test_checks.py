@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixbot import checks, proc
-from fixbot.checks import harness, parse_mypy, parse_ruff, run_checks
+from fixbot.checks import gates, harness, parse_mypy, parse_ruff, run_checks
 from fixbot.records import CheckResult, failing_tests
 from fixbot.sandbox import WORKSPACE, BwrapSandbox, Limits
 
@@ -538,3 +538,21 @@ def test_a_non_pytest_command_is_one_pseudo_test(
     assert result["tests"][test_id]["outcome"] == outcome
     assert result["tests"][test_id]["message"] == f"exit code {exit_code}"
     assert result["commands"] == [command]
+
+
+def test_two_node_ids_with_one_junit_id_keep_the_failure() -> None:
+    """`a/b.py::test_x` and `a.b.py::test_x` are both `a.b::test_x`: a clash never hides one."""
+    failing = {"outcome": "failed", "message": "no", "detail": "", "nodeid": "a/b.py::test_x"}
+    passing = {"outcome": "passed", "message": "", "detail": "", "nodeid": "a.b.py::test_x"}
+    for order in ((failing, passing), (passing, failing)):
+        run = harness.TestRun(
+            status="tests_failed",
+            tests={case["nodeid"]: case for case in order},  # type: ignore[misc]
+            problems=[],
+            running=None,
+            hung=[],
+            runs=[proc.Completed(("pytest",), 1, "", 0.1, False, 0)],
+            canaries={},
+        )
+        result = gates.pytest_result(["pytest"], run)
+        assert result["tests"] == {"a.b::test_x": failing}
