@@ -2,7 +2,7 @@
 
 run_trial         a fresh workspace over the snapshot, a diff applied, the checks run
 run_checks        the gates, then the tests: pytest with fixbot's plugin, its report channel
-                  cross-checked (harness.py), a per-test timeout of DEFAULT_TEST_TIMEOUT
+                  cross-checked (harness.py), a per-test timeout (60 s unless named)
 problems          the pass definition: why an attempt is not a pass ([] when it is)
 classify          flaky / environment / code, from the baseline's runs
 require_completed a baseline that did not run properly is the environment's problem
@@ -24,14 +24,13 @@ from fixbot.checks.gates import (
     parse_ruff,
     run_checks,
 )
-from fixbot.checks.harness import DEFAULT_TEST_TIMEOUT, junit_id
+from fixbot.checks.harness import junit_id
 from fixbot.checks.prepare import cache_key, dependency_files, prepared_environment
 from fixbot.checks.trial import limits_for, reader, run_trial, setup_limits, tampered_problems
 from fixbot.checks.verdict import new_findings, problems
 
 __all__ = [
     "AUTOFIX_MODEL",
-    "DEFAULT_TEST_TIMEOUT",
     "TEST_ENV",
     "BadTestCommand",
     "Classification",

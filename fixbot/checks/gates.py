@@ -88,7 +88,7 @@ def run_checks(
     nothing the tests leave in the workspace (a `mypy.py` written at run time) can then stand
     in for a gate. The outputs folder and the staged plugin are made in `scratch` (the
     attempt's capped folder). `test_timeout`: seconds each phase of one test may take (None:
-    harness.DEFAULT_TEST_TIMEOUT, 60); `pytest_options`: appended to a pytest command (the seam
+    DEFAULT_TEST_TIMEOUT, 60); `pytest_options`: appended to a pytest command (the seam
     for the prepared environment's plugins)."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
     try:

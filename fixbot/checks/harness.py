@@ -20,11 +20,13 @@ from typing import Protocol
 from fixbot.checks.channel import HARNESS_MOUNT, Staged, Transport, open_channel, stage_plugin
 from fixbot.checks.crosscheck import cross_check
 from fixbot.checks.lines import HUNG_EXIT, ChannelReport, canary_ids, parse_lines
+from fixbot.checkspec import DEFAULT_TEST_TIMEOUT
 from fixbot.proc import Completed
 from fixbot.records import DETAIL_CAP, FAILING, CaseResult, CheckStatus
 from fixbot.sandbox import RunSpec, Sandbox
 
-DEFAULT_TEST_TIMEOUT = 60.0  # seconds per phase (setup, call, teardown) of one test; 0: none
+# DEFAULT_TEST_TIMEOUT (60, checks[].test_timeout_seconds' default): seconds per phase (setup,
+# call, teardown) of one test when the caller names none; 0 turns the per-test timeout off.
 DEFAULT_GRACE = 5.0  # seconds between the escalation steps of a per-test timeout
 MAX_RERUNS = 2  # suite reruns after tests that ended their process
 _OOM_MARK = "[fixbot: memory limit exceeded]"  # what the Docker backend adds to the output
