@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from fixbot.errors import SandboxFailed
+
 PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")  # package data, never imported
 HARNESS_MOUNT = "/fixbot-harness"  # where a sandbox shows the staged plugin, read-only
 SOCKET_NAME = "channel.sock"
@@ -213,9 +215,9 @@ def open_channel(transport: Transport, staged: Staged, harness: str) -> Iterator
         listener.bind(str(path))
         path.chmod(0o666)  # the sandbox's nobody connects; the folder stays fixbot's, read-only
         listener.listen(1)
-    except OSError:
+    except OSError as exc:  # a path past AF_UNIX's 108 bytes (a long TMPDIR), say
         listener.close()
-        raise
+        raise SandboxFailed(f"cannot listen for the report channel at {path}: {exc}") from exc
     reader = ChannelReader(listener=listener).start()
     try:
         yield Opened(f"unix:{harness}/{SOCKET_NAME}", (), reader)

@@ -11,7 +11,10 @@ import sys
 import zipfile
 from pathlib import Path
 
-from fixbot.checks.channel import PLUGIN_SOURCE, stage_plugin
+import pytest
+
+from fixbot.checks.channel import PLUGIN_SOURCE, open_channel, stage_plugin
+from fixbot.errors import SandboxFailed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,3 +79,17 @@ def test_a_staged_plugin_is_its_own_read_only_module(tmp_path: Path) -> None:
         first.cleanup()
         second.cleanup()
     assert not first.folder.exists()
+
+
+def test_a_socket_path_too_long_for_unix_is_a_sandbox_failure_not_a_crash(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 120)
+    deep.mkdir()
+    staged = stage_plugin(deep)
+    try:
+        with (
+            pytest.raises(SandboxFailed, match="cannot listen for the report channel"),
+            open_channel("unix", staged, "/fixbot-harness"),
+        ):
+            pass
+    finally:
+        staged.cleanup()
