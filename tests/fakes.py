@@ -8,6 +8,7 @@ these doubles are for the fast in-process layer (tests/loop/) and for wrapping a
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ class DelegatingSandbox:
     def __init__(self, inner: Sandbox) -> None:
         self.inner = inner
         self.name = inner.name
+        self.host_toolchain = inner.host_toolchain
 
     @property
     def layered(self) -> bool:
@@ -132,32 +134,58 @@ class DelegatingSandbox:
 Outcomes = Callable[[Path], Mapping[str, str]]
 
 
+Findings = Callable[[Path], Sequence[tuple[str, int, str, str]]]  # (path, line, code, message)
+
+
+def _none(tree: Path) -> list[tuple[str, int, str, str]]:
+    return []
+
+
 class PlayedSandbox:
     """A Sandbox that runs nothing: the test command's per-test outcomes are what `outcomes`
     says of the workspace it was given (written as pytest's JUnit report, where fixbot reads
-    them); the gates find nothing; any other command prints that the network is refused.
-    Fast and deterministic, for driving the loop in-process."""
+    them; a run narrowed to node ids reports those only); ruff and mypy find what `lint` and
+    `types` say of it (nothing by default); any other command prints that the network is
+    refused. Fast and deterministic, for driving the loop in-process."""
 
     name = "played"
     layered = False
+    host_toolchain = True
 
-    def __init__(self, outcomes: Outcomes) -> None:
+    def __init__(self, outcomes: Outcomes, lint: Findings = _none, types: Findings = _none) -> None:
         self.outcomes = outcomes
+        self.lint = lint
+        self.types = types
         self.runs: list[tuple[str, ...]] = []
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         self.runs.append(tuple(argv))
         if "pytest" in argv:
-            found = self.outcomes(spec.workspace)
+            found = dict(self.outcomes(spec.workspace))
+            selected = [word for word in argv if "::" in word]
+            if selected:
+                found = {t: o for t, o in found.items() if _node_id(t) in selected}
             junit = _junit(found, _digest(spec.workspace))
             (spec.outputs / "junit.xml").write_text(junit, encoding="utf-8")
             failed = any(outcome != "passed" for outcome in found.values())
             return Completed(tuple(argv), int(failed), "played", 0.01, False, 6)
         if "ruff" in argv:
-            return Completed(tuple(argv), 0, "[]", 0.01, False, 2)
+            return self._ruff(argv, spec)
         if "mypy" in argv:
-            return Completed(tuple(argv), 0, "", 0.01, False, 0)
+            lines = [f"{p}:{n}: error: {m}  [{c}]" for p, n, c, m in self.types(spec.workspace)]
+            return Completed(tuple(argv), int(bool(lines)), "\n".join(lines), 0.01, False, 1)
         return Completed(tuple(argv), 0, "1.1.1.1:80 refused: played", 0.01, False, 26)
+
+    def _ruff(self, argv: Sequence[str], spec: RunSpec) -> Completed:
+        found = self.lint(spec.workspace)
+        report = [w.split("=", 1)[1] for w in argv if w.startswith("--output-file=")]
+        if report:
+            items = [
+                {"filename": p, "location": {"row": n}, "code": c, "message": m}
+                for p, n, c, m in found
+            ]
+            (spec.outputs / Path(report[0]).name).write_text(json.dumps(items))
+        return Completed(tuple(argv), int(bool(found)), "", 0.01, False, 0)
 
     def prepare(
         self,
@@ -174,6 +202,12 @@ class PlayedSandbox:
 
     def close(self) -> None:
         pass
+
+
+def _node_id(test: str) -> str:
+    """pytest's node id for a played test id (`tests.test_calc::test_mean`)."""
+    classname, _, name = test.rpartition("::")
+    return f"{classname.replace('.', '/')}.py::{name}"
 
 
 def _digest(tree: Path) -> str:

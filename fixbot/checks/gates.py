@@ -1,34 +1,35 @@
-"""The test, lint and type gates, run in the sandbox, and their parsed per-item results.
+"""The checks read per test or by exit status: pytest (the one pytest path) and a plain command.
 
 Results are plain JSON-shaped dicts (they live in checkpointed graph state). fixbot pins the
 pytest invocation: its own report path outside the workspace, the cache off, and reads
-per-test outcomes from the JUnit report, never from the exit code.
+per-test outcomes from the JUnit report, never from the exit code. A command (`python -m build`,
+`mkdocs build`, a legacy test command that is not pytest) is one test, passed when it exits 0.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import shlex
-import shutil
-import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from fixbot.checks.junit import parse_junit
+from fixbot.checks.part import Part, entry_id
+from fixbot.checks.selection import narrowed
+from fixbot.checkspec import CheckSpec
 from fixbot.proc import Completed
 from fixbot.records import (
     COMPLETED,
     DETAIL_CAP,
     FAILING,
     LOG_CAP,
-    MESSAGE_CAP,
     CaseResult,
     CheckResult,
+    CheckRun,
     CheckStatus,
-    Finding,
     TestOutcome,
 )
-from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
+from fixbot.sandbox import OUTPUTS, Limits
 
 _PYTEST_OPTIONS = (
     "-p",
@@ -72,68 +73,76 @@ def is_pytest(argv: list[str]) -> bool:
     return first in {"pytest", "py.test"} or argv[1:3] == ["-m", "pytest"]
 
 
-def run_checks(
-    sandbox: Sandbox,
-    workspace: Path,
-    *,
-    lower: Path | None = None,
-    prepared: Path | None = None,
-    test_command: str,
-    lint: bool,
-    types: bool,
-    readonly: list[str],
-    limits: Limits,
-    scratch: Path | None = None,
+def pinned(argv: Sequence[str]) -> list[str]:
+    """A pytest command with fixbot's own options (whatever runs it: uv, coverage, python)."""
+    return [*argv, *_PYTEST_OPTIONS]
+
+
+class Contained(Protocol):
+    """One command run in the sandbox over the check's workspace, with this environment added
+    (and a larger output cap, for a tool whose every line counts)."""
+
+    def __call__(
+        self, argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
+    ) -> Completed: ...
+
+
+def pytest_part(
+    spec: CheckSpec, contained: Contained, outputs: Path, limits: Limits, only: Sequence[str] = ()
+) -> Part:
+    """The one pytest path: the check's command with fixbot's options pinned (`only`: its
+    positional arguments replaced by these node ids, failing first), per-test outcomes read from
+    the report. `spec.test_timeout_seconds` is the per-test timeout for the runner to apply."""
+    argv = pinned(narrowed(spec.argv, only) if only else spec.argv)
+    completed = contained(argv, dict(TEST_ENV))
+    result = _test_result(argv, completed, outputs / "junit.xml", limits.output_bytes)
+    tests = result["tests"]
+    failing = sorted(t for t, r in tests.items() if r["outcome"] in FAILING)
+    if result["status"] not in COMPLETED:
+        why = f"did not complete ({result['status']}, exit code {result['exit_code']})"
+    elif failing:
+        why = f"{len(failing)} of {len(tests)} tests failed"
+    else:
+        why = f"{len(tests)} tests passed"
+    run = _record(spec, result["status"], result, why, shlex.join(argv))
+    run["failing"] = failing
+    if only:
+        run["selected"] = len(only)
+    return Part(run, tests, [], result["log_tail"], whole=not only)
+
+
+def command_part(spec: CheckSpec, contained: Contained, limits: Limits) -> Part:
+    """A plain command: the whole command is one test, judged by its exit status."""
+    argv = list(spec.argv)
+    result = _test_result(argv, contained(argv, dict(TEST_ENV)), None, limits.output_bytes)
+    entry = entry_id(spec)
+    tests = {entry: result["tests"][f"command: {shlex.join(argv)}"]} if result["tests"] else {}
+    status: CheckStatus = "failed" if result["status"] == "tests_failed" else result["status"]
+    code = result["exit_code"]
+    why = f"exit code {code}" if status in COMPLETED else f"did not complete ({status})"
+    return Part(_record(spec, status, result, why, shlex.join(argv)), tests, [], result["log_tail"])
+
+
+def _record(
+    spec: CheckSpec, status: CheckStatus, result: CheckResult, why: str, command: str
+) -> CheckRun:
+    return CheckRun(
+        name=spec.name,
+        kind=spec.kind,
+        gate=spec.gate,
+        status=status,
+        exit_code=result["exit_code"],
+        seconds=result["seconds"],
+        summary=why,
+        command=command,
+    )
+
+
+def _test_result(
+    argv: list[str], run: Completed, report: Path | None, output_cap: int
 ) -> CheckResult:
-    """Run the enabled gates, then the tests, over one workspace; every run a fresh sandbox.
-
-    The gates go first: ruff and mypy never run the repository's code, the tests do, and
-    nothing the tests leave in the workspace (a `mypy.py` written at run time) can then stand
-    in for a gate. The outputs folder is made in `scratch` (the attempt's capped folder)."""
-    outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
-    try:
-
-        def contained(argv: list[str], env: dict[str, str] | None = None) -> Completed:
-            spec = RunSpec(workspace, outputs, lower, prepared, readonly, limits, env)
-            return sandbox.run(argv, spec)
-
-        findings: list[Finding] = []
-        commands: list[str] = []
-        if lint:
-            findings += parse_ruff(contained(_RUFF).output)
-            commands.append(shlex.join(_RUFF))
-        if types:
-            findings += parse_mypy(contained(_MYPY).output)
-            commands.append(shlex.join(_MYPY))
-        argv = command_argv(test_command)
-        run = contained(argv, dict(TEST_ENV))
-        result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
-        result["findings"] += findings
-        result["commands"] += commands
-        return result
-    finally:
-        shutil.rmtree(outputs, ignore_errors=True)
-
-
-_RUFF = ["python", "-m", "ruff", "check", "--output-format=json", "--no-cache", "--exit-zero", "."]
-_MYPY = [
-    "python",
-    "-m",
-    "mypy",
-    "--no-incremental",
-    "--cache-dir=/dev/null",
-    "--show-error-codes",
-    "--no-color-output",
-    "--no-error-summary",
-    "--hide-error-context",
-    "--no-pretty",
-    ".",
-]
-
-
-def _test_result(argv: list[str], run: Completed, report: Path, output_cap: int) -> CheckResult:
     tests: dict[str, CaseResult] | None = {}
-    if is_pytest(argv):
+    if report is not None:
         tests = parse_junit(report)
     elif not run.timed_out:
         # Not pytest: the whole command is the one test we can see.
@@ -170,66 +179,3 @@ def run_status(run: Completed, tests: dict[str, CaseResult] | None, output_cap: 
     if not tests:
         return "no_tests_collected"
     return "tests_failed" if any(r["outcome"] in FAILING for r in tests.values()) else "passed"
-
-
-def _relative(path: str) -> str:
-    return path.removeprefix(WORKSPACE + "/").removeprefix("./")
-
-
-def parse_ruff(output: str) -> list[Finding]:
-    start = output.find("[")
-    try:
-        items = json.loads(output[start:]) if start >= 0 else []
-    except json.JSONDecodeError:
-        return [
-            Finding(
-                tool="ruff",
-                path="",
-                line=0,
-                code="ruff-failed",
-                message=output.strip()[:MESSAGE_CAP],
-            )
-        ]
-    return [
-        Finding(
-            tool="ruff",
-            path=_relative(item.get("filename", "")),
-            line=int((item.get("location") or {}).get("row", 0)),
-            code=str(item.get("code") or "syntax"),
-            message=str(item.get("message", ""))[:MESSAGE_CAP],
-        )
-        for item in items
-    ]
-
-
-_MYPY_LINE = re.compile(
-    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:\d+:)? error: (?P<msg>.*?)"
-    r"(?:  \[(?P<code>[a-z0-9-]+)\])?$"
-)
-
-
-def parse_mypy(output: str) -> list[Finding]:
-    findings = []
-    for line in output.splitlines():
-        match = _MYPY_LINE.match(line)
-        if match:
-            findings.append(
-                Finding(
-                    tool="mypy",
-                    path=_relative(match["path"]),
-                    line=int(match["line"]),
-                    code=match["code"] or "error",
-                    message=match["msg"][:MESSAGE_CAP],
-                )
-            )
-    if not findings and "error:" in output and "No module named mypy" not in output:
-        findings.append(
-            Finding(
-                tool="mypy",
-                path="",
-                line=0,
-                code="mypy-failed",
-                message=output.strip()[:MESSAGE_CAP],
-            )
-        )
-    return findings

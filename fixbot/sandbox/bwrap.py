@@ -50,6 +50,7 @@ _PROBE = Limits(timeout_seconds=10)
 
 class BwrapSandbox:
     name = "bwrap"
+    host_toolchain = True  # the host's toolchain is what it mounts
 
     def __init__(
         self,
