@@ -114,8 +114,7 @@ def aggregate(parts: Sequence[Part], *, partial: bool = False) -> CheckResult:
     status: CheckStatus = (
         unfinished[0].run["status"] if unfinished else "tests_failed" if failed else "passed"
     )
-    told = unfinished or [p for p in parts if p.run["kind"] in TEST_KINDS] or list(parts)
-    main = told[0] if unfinished else told[-1] if told else None
+    main = _told(parts, unfinished)
     result = CheckResult(
         status=status,
         exit_code=main.run["exit_code"] if main else 0,
@@ -129,3 +128,12 @@ def aggregate(parts: Sequence[Part], *, partial: bool = False) -> CheckResult:
     if partial:
         result["partial"] = True
     return result
+
+
+def _told(parts: Sequence[Part], unfinished: Sequence[Part]) -> Part | None:
+    """The check whose exit status and log tail the run shows: the first that did not
+    complete, else the last test run (the legacy test command), else the last check."""
+    if unfinished:
+        return unfinished[0]
+    runs = [p for p in parts if p.run["kind"] in TEST_KINDS] or list(parts)
+    return runs[-1] if runs else None
