@@ -56,7 +56,7 @@ def test_ruff_runs_isolated_from_the_workspace_with_the_root_config_and_never_fi
         ({}, None),
     ],
 )
-def test_the_root_ruff_config_is_found_in_rufffs_order(
+def test_the_root_ruff_config_is_found_in_ruffs_order(
     root: dict[str, str], expected: str | None
 ) -> None:
     assert ruff_config(files(root)) == expected
