@@ -30,11 +30,12 @@ class CaseResult(TypedDict):
 
 
 class Finding(TypedDict):
-    tool: str  # "ruff" | "mypy"
+    tool: str  # "ruff" | "ruff-format" | "mypy"
     path: str
     line: int
     code: str
     message: str
+    check: NotRequired[str]  # the check that found it; absent in older records (a gate's)
 
 
 CheckStatus = Literal[
@@ -47,9 +48,29 @@ CheckStatus = Literal[
     "output_exceeded",  # no longer produced (output past the cap is dropped); older records
     "infra_error",  # the test command is missing: the environment, not the code
     "tampered",  # the report disagreed with pytest's own tallies, exit status or canaries
+    "failed",  # one check (not a test run) ran and failed: findings, or a non-zero exit
+    "error",  # one check could not run or be read: its tool missing, its output unreadable
 ]
-# The statuses under which per-test outcomes can be trusted and compared.
-COMPLETED: frozenset[str] = frozenset({"passed", "tests_failed"})
+# The statuses under which per-test outcomes can be trusted and compared. A whole result is
+# `tests_failed` when any of its checks failed (whatever its kind), `passed` when none did.
+COMPLETED: frozenset[str] = frozenset({"passed", "tests_failed", "failed"})
+
+
+class CheckRun(TypedDict):
+    """One check of a run, as the report shows it: its tests and findings are in the result's
+    `tests` and `findings` (a check that is not a test run is one entry in `tests`, see
+    checks/suite.py), so the pass definition reads every check the same way."""
+
+    name: str
+    kind: str  # checkspec.CheckKind
+    gate: bool  # the legacy "no new findings" gate: its findings never make the build red
+    status: CheckStatus
+    exit_code: int
+    seconds: float
+    summary: str  # one line: "2 findings", "1 of 40 tests failed", why it could not run
+    command: str  # what fixbot ran
+    failing: NotRequired[list[str]]  # a test run's: its failing tests (quarantined ones too)
+    selected: NotRequired[int]  # failing first: the tests it was restricted to, by node id
 
 
 class CheckResult(TypedDict):
@@ -65,6 +86,9 @@ class CheckResult(TypedDict):
     running: NotRequired[str]  # the test in progress when the whole command timed out
     hung: NotRequired[list[str]]  # tests that would not stop: failed, the suite rerun without
     canaries: NotRequired[dict[str, str]]  # fixbot's own checks: role -> reported outcome
+    # Absent in records older than `checks:`: they are one test run plus the gates' findings.
+    checks: NotRequired[list[CheckRun]]  # every check that ran, in the order they ran
+    partial: NotRequired[bool]  # failing first: only the baseline's failing checks and tests ran
 
 
 def failing_tests(result: CheckResult) -> list[str]:
@@ -94,6 +118,10 @@ def slim(result: CheckResult, log_ref: str) -> CheckResult:
         slimmed["hung"] = result["hung"]
     if "canaries" in result:
         slimmed["canaries"] = result["canaries"]
+    if "checks" in result:
+        slimmed["checks"] = result["checks"]
+    if result.get("partial"):
+        slimmed["partial"] = True
     return slimmed
 
 

@@ -107,6 +107,7 @@ class DelegatingSandbox:
     def __init__(self, inner: Sandbox) -> None:
         self.inner = inner
         self.name = inner.name
+        self.host_toolchain = inner.host_toolchain
 
     @property
     def layered(self) -> bool:
@@ -139,36 +140,68 @@ class DelegatingSandbox:
 Outcomes = Callable[[Path], Mapping[str, str]]
 
 
+Findings = Callable[[Path], Sequence[tuple[str, int, str, str]]]  # (path, line, code, message)
+
+
+def _none(tree: Path) -> list[tuple[str, int, str, str]]:
+    return []
+
+
 class PlayedSandbox:
     """A Sandbox that runs nothing: the test command's per-test outcomes are what `outcomes`
     says of the workspace it was given (JUnit-style ids of module-level tests, as fixbot keys
-    its results), written on the report channel as fixbot's pytest plugin writes them, with
-    the canaries, tallies and summary line a real run has; the gates find nothing; any other
-    command prints that the network is refused. Fast and deterministic, for driving the loop
-    in-process. `forges(tree)`: this workspace's code also writes a line of its own on the
+    its results; a run narrowed to node ids reports those only), written on the report channel
+    as fixbot's pytest plugin writes them, with the canaries, tallies and summary line a real
+    run has; ruff and mypy find what `lint` and `types` say of it (nothing by default); any
+    other command prints that the network is refused. Fast and deterministic, for driving the
+    loop in-process. `forges(tree)`: this workspace's code also writes a line of its own on the
     channel, as a candidate that lies to the report would (the run is then `tampered`)."""
 
     name = "played"
     layered = False
     passes_fds = True
+    host_toolchain = True
 
-    def __init__(self, outcomes: Outcomes, forges: Callable[[Path], bool] | None = None) -> None:
+    def __init__(
+        self,
+        outcomes: Outcomes,
+        lint: Findings = _none,
+        types: Findings = _none,
+        forges: Callable[[Path], bool] | None = None,
+    ) -> None:
         self.outcomes = outcomes
+        self.lint = lint
+        self.types = types
         self.forges = forges
         self.runs: list[tuple[str, ...]] = []
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         self.runs.append(tuple(argv))
         if "pytest" in argv:
-            found = self.outcomes(spec.workspace)
+            found = dict(self.outcomes(spec.workspace))
+            selected = [word for word in argv if "::" in word]
+            if selected:
+                found = {t: o for t, o in found.items() if _node_id(t) in selected}
             forged = self.forges is not None and self.forges(spec.workspace)
             output = play_channel(found, _digest(spec.workspace), spec, forged=forged)
             return Completed(tuple(argv), 1, output, 0.01, False, len(output))
         if "ruff" in argv:
-            return Completed(tuple(argv), 0, "[]", 0.01, False, 2)
+            return self._ruff(argv, spec)
         if "mypy" in argv:
-            return Completed(tuple(argv), 0, "", 0.01, False, 0)
+            lines = [f"{p}:{n}: error: {m}  [{c}]" for p, n, c, m in self.types(spec.workspace)]
+            return Completed(tuple(argv), int(bool(lines)), "\n".join(lines), 0.01, False, 1)
         return Completed(tuple(argv), 0, "1.1.1.1:80 refused: played", 0.01, False, 26)
+
+    def _ruff(self, argv: Sequence[str], spec: RunSpec) -> Completed:
+        found = self.lint(spec.workspace)
+        report = [w.split("=", 1)[1] for w in argv if w.startswith("--output-file=")]
+        if report:
+            items = [
+                {"filename": p, "location": {"row": n}, "code": c, "message": m}
+                for p, n, c, m in found
+            ]
+            (spec.outputs / Path(report[0]).name).write_text(json.dumps(items))
+        return Completed(tuple(argv), int(bool(found)), "", 0.01, False, 0)
 
     def prepare(
         self,
@@ -185,6 +218,12 @@ class PlayedSandbox:
 
     def close(self) -> None:
         pass
+
+
+def _node_id(test: str) -> str:
+    """pytest's node id for a played test id (`tests.test_calc::test_mean`)."""
+    classname, _, name = test.rpartition("::")
+    return f"{classname.replace('.', '/')}.py::{name}"
 
 
 def _digest(tree: Path) -> str:
@@ -204,8 +243,7 @@ def play_channel(
     run, address = env["FIXBOT_HARNESS_RUN"], env["FIXBOT_HARNESS_CHANNEL"]
     assert address == f"fd:{spec.fds[0]}", address
     canaries = {f"fixbot_canary_{run}::{r}": r for r in ("integrity", "must_pass", "must_fail")}
-    played = {f"{t.rpartition('::')[0].replace('.', '/')}.py::{t.rpartition('::')[2]}": o
-              for t, o in outcomes.items()}  # fmt: skip
+    played = {_node_id(t): o for t, o in outcomes.items()}
     played.update({t: "failed" if r == "must_fail" else "passed" for t, r in canaries.items()})
     lines: list[dict[str, Any]] = [
         {"k": "hello", "terminal": True, "verbosity": 0},

@@ -229,6 +229,7 @@ class TimedSandbox:
         self.inner = inner
         self.timer = timer
         self.name = inner.name
+        self.host_toolchain = inner.host_toolchain
 
     @property
     def layered(self) -> bool:

@@ -43,7 +43,9 @@ def candidate(state: Slot, runtime: Runtime[Deps]) -> Update:
     if not isinstance(diff, str):
         refused: Attempt = {**attempt, "problems": diff, "verdict": "rejected"}
         return {"candidates": [_gathered(slot, refused, "", deps)]}
-    result, tampered = checks_over(deps, diff, allowed=state["allowed_protected"])
+    result, tampered = checks_over(
+        deps, diff, allowed=state["allowed_protected"], baseline=state["baseline"], mode="first"
+    )
     ran: Attempt = {
         **attempt,
         "diff": diff,

@@ -51,6 +51,7 @@ _PROBE = Limits(timeout_seconds=10)
 class BwrapSandbox:
     name = "bwrap"
     passes_fds = True  # bwrap, setpriv and prlimit hand inherited descriptors down unchanged
+    host_toolchain = True  # the host's toolchain is what it mounts
 
     def __init__(
         self,

@@ -14,6 +14,10 @@ the run) and receives every write the command makes, deletions as overlayfs whit
 read-only paths are then bound from `lower`. Preparing an attempt costs what its diff costs,
 whatever the size of the repository.
 
+`host_toolchain` says whether the host's Python installation is mounted at its own path inside
+(bubblewrap always; Docker with the local image): then fixbot's own interpreter
+(`sys.executable`) runs its ruff and mypy in the sandbox; otherwise the image's `python` does.
+
 `prepared` is the environment fixbot's prepare step made (a virtualenv holding the repository's
 dependencies): mounted read-only at PREPARED and first on PATH. `prepare` is that step itself,
 the only one with a network.
@@ -92,6 +96,7 @@ class RunSpec:
 
 class Sandbox(Protocol):
     name: str
+    host_toolchain: bool
 
     @property
     def passes_fds(self) -> bool:

@@ -1,4 +1,5 @@
-"""checks.py: parsers fed by the real tools, and run_checks end to end in the real sandbox."""
+"""The pytest path and the legacy run_checks: the JUnit parser fed by real pytest, and the checks
+end to end in the real sandbox (ruff and mypy's own readers: test_findings.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from fixbot import checks, proc
-from fixbot.checks import gates, harness, parse_mypy, parse_ruff, run_checks
+from fixbot.checks import gates, harness, run_checks
 from fixbot.records import CheckResult, failing_tests
-from fixbot.sandbox import WORKSPACE, BwrapSandbox, Limits
+from fixbot.sandbox import BwrapSandbox, Limits
 
 # checks.command_argv and checks.BadTestCommand are reached through the module: imported by
 # name, pytest would try to collect them as tests.
@@ -168,112 +169,6 @@ def test_long_tracebacks_keep_their_head_and_tail() -> None:
     assert "characters elided" in kept
 
 
-# ---- parse_ruff
-
-
-@pytest.fixture(scope="module")
-def ruff_output(tmp_path_factory: pytest.TempPathFactory) -> str:
-    root = tmp_path_factory.mktemp("ruff")
-    (root / "calc.py").write_text("import os\n\n\ndef add(a, b):\n    return a + b\n")
-    (root / "broken.py").write_text("def oops(:\n    pass\n")
-    result = proc.run(
-        [
-            sys.executable, "-m", "ruff", "check", "--isolated", "--output-format=json",
-            "--no-cache", "--exit-zero", ".",
-        ],
-        cwd=root,
-        timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 0, result.output
-    return result.output.replace(str(root), WORKSPACE)  # as the sandbox reports it
-
-
-def test_parse_ruff_reads_real_output(ruff_output: str) -> None:
-    findings = parse_ruff(ruff_output)
-    by_path = {(f["path"], f["code"]): f for f in findings}
-    unused = by_path[("calc.py", "F401")]
-    assert unused["tool"] == "ruff"
-    assert unused["line"] == 1
-    assert "os" in unused["message"]
-    syntax = [f for f in findings if f["path"] == "broken.py"]
-    # Older ruff leaves the code of a syntax error empty ("syntax"); newer says "invalid-syntax".
-    assert syntax and all(f["code"] in {"syntax", "invalid-syntax"} for f in syntax)
-    assert all(f["line"] >= 1 for f in syntax)
-
-
-def test_parse_ruff_skips_a_warning_before_the_json(ruff_output: str) -> None:
-    warned = "warning: `ruff` config is deprecated, see the docs\n" + ruff_output
-    assert parse_ruff(warned) == parse_ruff(ruff_output)
-
-
-def test_parse_ruff_on_a_clean_tree_is_empty() -> None:
-    assert parse_ruff("[]\n") == []
-    assert parse_ruff("") == []
-
-
-def test_parse_ruff_on_garbage_is_one_failure_finding() -> None:
-    findings = parse_ruff("error: ruff crashed [panic] while parsing\n")
-    assert len(findings) == 1
-    assert findings[0]["code"] == "ruff-failed"
-    assert findings[0]["tool"] == "ruff"
-    assert "ruff crashed" in findings[0]["message"]
-
-
-# ---- parse_mypy
-
-
-@pytest.fixture(scope="module")
-def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> str:
-    root = tmp_path_factory.mktemp("mypy")
-    (root / "typed.py").write_text("def f(x: int) -> str:\n    return x\n\n\nreveal_type(f)\n")
-    result = proc.run(
-        [
-            sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir=/dev/null",
-            "--show-error-codes", "--no-color-output", "--no-error-summary",
-            "--hide-error-context", "--no-pretty", "typed.py",
-        ],
-        cwd=root,
-        timeout=120,
-    )  # fmt: skip
-    assert result.returncode == 1, result.output
-    assert ": note: " in result.output  # the note the parser must ignore is really there
-    return result.output
-
-
-def test_parse_mypy_reads_real_output_and_ignores_notes(mypy_output: str) -> None:
-    findings = parse_mypy(mypy_output)
-    assert findings == [
-        {
-            "tool": "mypy",
-            "path": "typed.py",
-            "line": 2,
-            "code": "return-value",
-            "message": 'Incompatible return value type (got "int", expected "str")',
-        }
-    ]
-
-
-def test_parse_mypy_handles_columns_workspace_paths_and_missing_codes() -> None:
-    output = (
-        f'{WORKSPACE}/pkg/a.py:3:5: error: Name "y" is not defined  [name-defined]\n'
-        "pkg/b.py:10: error: Something without a code\n"
-        "pkg/b.py:11: note: See https://mypy.readthedocs.io\n"
-    )
-    assert parse_mypy(output) == [
-        {"tool": "mypy", "path": "pkg/a.py", "line": 3, "code": "name-defined",
-         "message": 'Name "y" is not defined'},
-        {"tool": "mypy", "path": "pkg/b.py", "line": 10, "code": "error",
-         "message": "Something without a code"},
-    ]  # fmt: skip
-
-
-def test_parse_mypy_reports_a_crash_but_not_a_missing_mypy() -> None:
-    crashed = parse_mypy("mypy: error: Cannot find config file 'nope.ini'\n")
-    assert [f["code"] for f in crashed] == ["mypy-failed"]
-    assert parse_mypy("/usr/bin/python: No module named mypy\n") == []
-    assert parse_mypy("") == []
-
-
 # ---- command_argv
 
 
@@ -366,10 +261,16 @@ def test_run_checks_reports_each_test_and_each_finding(
     ruff = [f for f in result["findings"] if f["tool"] == "ruff"]
     assert [(f["path"], f["line"], f["code"]) for f in ruff] == [("calc.py", 1, "F401")]
     assert [f for f in result["findings"] if f["tool"] == "mypy"] == []
-    assert result["commands"][0].startswith("python -m pytest -p no:cacheprovider")
-    assert [c.split()[:3] for c in result["commands"][1:]] == [
-        ["python", "-m", "ruff"],
-        ["python", "-m", "mypy"],
+    # The gates first, as fixbot's own tools (`-I`: the workspace off sys.path), then the tests.
+    assert [c.split()[:4] for c in result["commands"][:2]] == [
+        [sys.executable, "-I", "-m", "ruff"],
+        [sys.executable, "-I", "-m", "mypy"],
+    ]
+    assert result["commands"][2].startswith("python -m pytest -p no:cacheprovider")
+    assert [(c["name"], c["kind"], c["gate"], c["status"]) for c in result["checks"]] == [
+        ("lint", "ruff", True, "passed"),
+        ("types", "mypy", True, "passed"),
+        ("tests", "pytest", False, "tests_failed"),
     ]
     # pytest's own summary counts fixbot's three canaries too, one of them failing on purpose
     assert "2 failed, 3 passed" in result["log_tail"]

@@ -258,7 +258,7 @@ def baseline_of(status: str, **extra: object) -> CheckResult:
 def test_a_baseline_the_repository_tampers_with_is_the_environments_problem() -> None:
     reasons = ["pytest's own tally says 1 failed where the per-test results have 0"]
     with pytest.raises(EnvironmentProblem) as raised:
-        require_completed(baseline_of("tampered", tampering=reasons), "python -m pytest")
+        require_completed(baseline_of("tampered", tampering=reasons))
     assert "inconsistent with pytest's own" in str(raised.value)
     assert "untouched commit" in str(raised.value)
     assert reasons[0] in str(raised.value)
@@ -267,14 +267,14 @@ def test_a_baseline_the_repository_tampers_with_is_the_environments_problem() ->
 def test_a_baseline_that_timed_out_names_the_running_test() -> None:
     result = baseline_of("timeout", running="tests/test_x.py::test_spins")
     with pytest.raises(EnvironmentProblem, match=r"timeout while tests/test_x.py::test_spins"):
-        require_completed(result, "python -m pytest")
+        require_completed(result)
 
 
 def test_a_baseline_with_a_hang_that_became_a_failure_completes() -> None:
     """A hang stopped by the per-test timeout is a failing test: the model is asked."""
     result = checked({"t::test_spins": "failed", "t::test_ok": "passed"})
     result["tests"]["t::test_spins"]["message"] = "timed out after 60 s (in call)"
-    assert require_completed(result, "python -m pytest") is result
+    assert require_completed(result) is result
 
 
 def test_an_older_attempts_slimmed_result_keeps_why_it_was_refused() -> None:

@@ -19,22 +19,25 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.checks import harness
 from fixbot.checks.verdict import TAMPERED
 from fixbot.records import DETAIL_CAP
 from tests.conftest import RunFixbot, docker_or_skip, make_repo, read_example
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD, reply
 
-OFF = "gates: {lint: false, types: false}\nverification: {minimize: false}\n"
-PER_TEST_TIMEOUT = 2.0
+PER_TEST_TIMEOUT = 2  # checks[].test_timeout_seconds: seconds per phase of one test
+# The tests alone, as the user's config names them, with a short per-test timeout.
+OFF = (
+    "checks:\n"
+    f"  - {{name: tests, run: python -m pytest, test_timeout_seconds: {PER_TEST_TIMEOUT}}}\n"
+    "verification: {minimize: false}\n"
+)
 
 
 @pytest.fixture(params=["bwrap", "docker"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "docker":
         docker_or_skip()
-    monkeypatch.setattr(harness, "DEFAULT_TEST_TIMEOUT", PER_TEST_TIMEOUT)
     return str(request.param)
 
 

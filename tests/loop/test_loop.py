@@ -19,7 +19,7 @@ from fixbot.config import Budget, Config, Gates, Verification
 from fixbot.loop import Deps, build_graph, initial_state, recursion_limit
 from fixbot.snapshot import Snapshot, protect, repo_files
 from tests.conftest import EXAMPLE
-from tests.fakes import GOOD, Outcomes, PlayedSandbox, ScriptedModel, reply, wrong
+from tests.fakes import GOOD, Findings, Outcomes, PlayedSandbox, ScriptedModel, reply, wrong
 
 TESTS = ("tests.test_calc::test_add", "tests.test_calc::test_mean", "tests.test_calc::test_clamp")
 CONFIG = Config(
@@ -43,6 +43,7 @@ def run(
     played: Outcomes = outcomes,
     forges: Callable[[Path], bool] | None = None,
     seconds_left: float | None = None,
+    lint: Findings | None = None,
 ) -> tuple[Any, Any, Any]:
     """(final state, the scripted model, the played sandbox) of one run to its end or pause;
     `seconds_left`: the wall clock the run starts with (default: the config's)."""
@@ -52,7 +53,8 @@ def run(
         Snapshot(repo=repo, commit="c" * 40, tree=repo / "tree", manifest={}),
         config.protected_paths,
     )
-    model, sandbox = ScriptedModel(list(replies)), PlayedSandbox(played, forges)
+    model = ScriptedModel(list(replies))
+    sandbox = PlayedSandbox(played, forges=forges, **({} if lint is None else {"lint": lint}))
     deps = Deps(
         model=model,
         sandbox=sandbox,
