@@ -2,7 +2,7 @@
 
 run_trial         a fresh workspace over the snapshot, a diff applied, the checks run
 problems          the pass definition: why an attempt is not a pass ([] when it is)
-classify          flaky / environment / code, from the baseline's runs
+classify          flaky / environment / code, from the baseline's runs, and the quarantine
 require_completed a baseline that did not run properly is the environment's problem
 ruff_diff         zero-token fixes: ruff's own, for ruff-only failures
 """
@@ -12,7 +12,13 @@ from __future__ import annotations
 from fixbot.checks.autofix import MODEL as AUTOFIX_MODEL
 from fixbot.checks.autofix import ruff_diff, ruff_only
 from fixbot.checks.baseline import network_probe, require_completed
-from fixbot.checks.classify import Classification, classify, environment_cause
+from fixbot.checks.classify import (
+    Classification,
+    classify,
+    environment_cause,
+    generated_paths,
+    with_quarantine,
+)
 from fixbot.checks.gates import (
     TEST_ENV,
     BadTestCommand,
@@ -37,6 +43,7 @@ __all__ = [
     "command_argv",
     "dependency_files",
     "environment_cause",
+    "generated_paths",
     "is_pytest",
     "limits_for",
     "network_probe",
@@ -54,4 +61,5 @@ __all__ = [
     "run_trial",
     "setup_limits",
     "tampered_problems",
+    "with_quarantine",
 ]

@@ -4,6 +4,14 @@ A pass means all of: every test that failed at baseline now passes (not skipped,
 no test that passed at baseline fails or disappears; the collected test set did not shrink; no
 ruff or mypy finding that was not already there at baseline. Findings are compared without line
 numbers, as a multiset, so an edit that moves a pre-existing error does not make it new.
+
+A baseline's quarantined tests (`baseline["quarantined"]`: flaky across the baseline runs, or
+broken by the environment; checks/classify.py) are outside all of it: whatever they do in an
+attempt (pass, fail, vanish) neither makes nor breaks a pass, so a candidate earns nothing by
+them. Quarantine is decided only from runs of the untouched commit. A test that passed in every
+baseline run and fails after a candidate is a regression of that candidate, even if it is
+nondeterministic: the candidate's code ran, and a re-run that passes would not show that it did
+not cause the failure (it may have made the test flaky). No re-run, no quarantine on sight.
 """
 
 from __future__ import annotations
@@ -34,12 +42,13 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
     if attempt["status"] not in COMPLETED:
         return [f"the test run did not complete: {attempt['status']}"]
     found: list[str] = []
-    tests = attempt["tests"]
+    quarantined = baseline.get("quarantined", {})
+    tests = {t: r for t, r in attempt["tests"].items() if t not in quarantined}
     for test in failing_tests(baseline):
         outcome = tests[test]["outcome"] if test in tests else "missing"
         if outcome != "passed":
             found.append(f"{test} still {outcome} (it must pass)")
-    before = baseline["tests"]
+    before = {t: r for t, r in baseline["tests"].items() if t not in quarantined}
     for test in sorted(set(before) - set(tests)):
         if before[test]["outcome"] not in FAILING:
             found.append(f"{test} is no longer collected (the test set must not shrink)")

@@ -12,12 +12,14 @@ from fixbot import prompts
 from fixbot.checks import (
     AUTOFIX_MODEL,
     classify,
+    generated_paths,
     limits_for,
     network_probe,
     reader,
     require_completed,
     ruff_diff,
     ruff_only,
+    with_quarantine,
 )
 from fixbot.checks import problems as pass_problems
 from fixbot.edits import DiffRejected, hunks, parse_reply, without
@@ -45,8 +47,9 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
     runs = [first]
     for _ in range(deps.config.verification.baseline_runs - 1):
         runs.append(require_completed(checks_over(deps, "")[0], command))
-    found = classify(runs, deps.files)
-    update.update(classification=found.kind, flaky_tests=list(found.flaky_tests))
+    found = classify(runs, deps.files, generated_paths(reader(deps.snapshot.tree)))
+    first = with_quarantine(first, found)  # flaky and environmental tests: outside the pass
+    update.update(baseline=first, classification=found.kind, flaky_tests=list(found.flaky_tests))
     if found.kind != "code":
         update["reason"] = found.reason
     if deps.base_snapshot is not None:

@@ -227,3 +227,52 @@ def test_problems_does_not_change_its_inputs() -> None:
     before = (repr(baseline), repr(attempt))
     problems(baseline, attempt)
     assert (repr(baseline), repr(attempt)) == before
+
+
+def quarantined(tests: dict[str, str], flaky: Sequence[str]) -> CheckResult:
+    result = checked(tests)
+    result["quarantined"] = dict.fromkeys(flaky, "flaky: failed in some baseline runs")
+    return result
+
+
+QUARANTINE = {**BASE, "t::test_flaps": "failed"}
+
+
+@pytest.mark.parametrize(
+    ("flaky_now", "expected"),
+    [
+        ("passed", []),
+        ("failed", []),
+        ("error", []),
+        ("skipped", []),
+        (None, []),  # not collected at all
+    ],
+)
+def test_a_quarantined_test_neither_makes_nor_breaks_a_pass(
+    flaky_now: str | None, expected: list[str]
+) -> None:
+    baseline = quarantined(QUARANTINE, ["t::test_flaps"])
+    now = {"t::test_broken": "passed", "t::test_ok": "passed"}
+    if flaky_now is not None:
+        now["t::test_flaps"] = flaky_now
+    assert problems(baseline, checked(now)) == expected
+
+
+def test_passing_only_a_quarantined_test_earns_nothing() -> None:
+    baseline = quarantined(QUARANTINE, ["t::test_flaps"])
+    attempt = checked(
+        {"t::test_broken": "failed", "t::test_ok": "passed", "t::test_flaps": "passed"}
+    )
+    assert problems(baseline, attempt) == ["t::test_broken still failed (it must pass)"]
+    assert records.failing_tests(baseline) == ["t::test_broken"]
+
+
+def test_a_test_that_passed_at_baseline_and_fails_now_is_a_regression_even_if_it_flaps() -> None:
+    # Quarantine comes from the baseline alone: a test seen passing there and failing after a
+    # candidate is that candidate's regression, whatever a re-run would say.
+    baseline = quarantined(QUARANTINE, ["t::test_flaps"])
+    attempt = checked(
+        {"t::test_broken": "passed", "t::test_ok": "failed", "t::test_flaps": "passed"}
+    )
+    (problem,) = problems(baseline, attempt)
+    assert problem.startswith("t::test_ok was passed before and now failed")

@@ -18,6 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from fixbot.config import load_config
 from fixbot.llm import OpenAIModel
 from fixbot.proc import Completed
+from fixbot.report import render_markdown
 from fixbot.runs import Clients, FixRequest, run_fix
 from fixbot.sandbox import BwrapSandbox, RunSpec
 from fixbot.snapshot import pin_commit
@@ -80,6 +81,59 @@ def test_a_flaky_failure_is_not_fixed_and_costs_no_model_call(tmp_path: Path) ->
     assert result.classification == "flaky"
     assert result.flaky_tests == ["tests.test_flaky::test_sometimes"]
     assert result.escalation == "flaky" and result.reason.startswith("flaky:")
+
+
+FLAKY_NEIGHBOUR = """import os
+
+
+def test_now_and_then() -> None:
+    # Fails in the first baseline run and in the first final run, passes otherwise.
+    assert os.environ.get("FIXBOT_TEST_RUN", "0") not in ("1", "4")
+"""
+
+
+def test_a_flaky_neighbour_is_quarantined_and_the_deterministic_failure_fixed(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "tests/test_flaky.py": FLAKY_NEIGHBOUR,
+            ".fixbot.yml": "gates: {lint: false, types: false}\n",
+        },
+    )
+    # Runs 1-2: the baseline (the neighbour fails in 1 only); 3: the attempt; 4-5: the final
+    # runs, the neighbour failing in 4: quarantined, it neither makes nor breaks the pass.
+    sandbox = CountingSandbox()
+    sandbox.runs = 1
+    config = load_config(repo, overrides={"model": "m"})
+    request = FixRequest(
+        repo=repo, commit=pin_commit(repo), config=config, model_name="m", base_url=None
+    )
+    with (
+        ScriptedOpenAI([GOOD]) as server,
+        OpenAIModel(model="m", api_key="k", base_url=server.base_url) as model,
+        closing(sqlite3.connect(tmp_path / "state.db", check_same_thread=False)) as db,
+    ):
+        clients = Clients(model=model, sandbox=sandbox, checkpointer=SqliteSaver(db))
+        result = run_fix(request, clients)
+    assert result.status == "fixed", result.reason
+    assert len(server.requests) == 1
+    flaky = "tests.test_flaky::test_now_and_then"
+    assert result.classification == "code"
+    assert result.flaky_tests == [flaky]
+    assert result.failing_tests == [
+        "tests.test_calc::test_mean",
+        "tests.test_calc::test_mean_single",
+    ]
+    assert result.quarantined[flaky].startswith("flaky:")
+    # Both final runs ran: the neighbour's failure in run 4 did not end the verification.
+    assert sandbox.runs == 6
+    # The model was never asked to fix the neighbour.
+    prompt = json.dumps(server.requests[0])
+    assert "tests.test_calc::test_mean" in prompt and flaky not in prompt
+    report = render_markdown(result)
+    assert "Quarantined tests" in report and flaky in report
 
 
 def test_an_environment_failure_is_escalated_without_a_model_call(
