@@ -33,6 +33,9 @@ from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
 _PYTEST_OPTIONS = (
     "-p",
     "no:cacheprovider",
+    # A module that cannot be imported (often the environment's fault) must not hide the
+    # outcomes of every other test: pytest would stop after collecting.
+    "--continue-on-collection-errors",
     f"--junitxml={OUTPUTS}/junit.xml",
     "-o",
     "junit_family=xunit2",

@@ -153,6 +153,61 @@ def test_an_environment_failure_is_escalated_without_a_model_call(
     assert json.loads(run.stdout)["status"] == "escalated"
 
 
+GENERATED_VERSION = {
+    "pyproject.toml": (
+        '[project]\nname = "gen"\ndynamic = ["version"]\n\n'
+        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n\n'
+        '[tool.hatch.version]\nsource = "vcs"\n\n'
+        '[tool.hatch.build.hooks.vcs]\nversion-file = "gen/_version.py"\n'
+    ),
+    ".gitignore": "gen/_version.py\n",
+    "gen/__init__.py": "from gen._version import __version__\n\n__all__ = ['__version__']\n",
+    "tests/test_gen.py": "import gen\n\n\ndef test_version() -> None:\n    assert gen.__version__\n",
+}
+
+
+def test_only_environment_collection_errors_escalate_naming_what_is_missing(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    # hatch-vcs writes gen/_version.py at install time; without a setup_command nothing did.
+    other = "import numpy_that_is_not_installed\n\n\ndef test_it() -> None:\n    pass\n"
+    repo = make_repo(tmp_path / "repo", {**GENERATED_VERSION, "tests/test_num.py": other})
+    (repo / "tests" / "test_calc.py").unlink()
+    git(repo, "commit", "-qam", "only the environment fails")
+    with ScriptedOpenAI([]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 1, run.stderr
+    assert server.requests == []
+    evidence = run.evidence
+    assert evidence["escalation"] == "environment"
+    reason = evidence["reason"]
+    assert "module 'gen._version' is generated when the project is installed" in reason
+    assert "install the project in setup_command" in reason
+    assert "module 'numpy_that_is_not_installed' is not installed" in reason
+    assert "python -m pip install numpy_that_is_not_installed" in reason
+    assert "tests.test_gen" in reason and "tests.test_num" in reason
+
+
+def test_a_module_the_environment_breaks_is_left_aside_and_the_code_failure_fixed(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    broken = "import numpy_that_is_not_installed\n\n\ndef test_it() -> None:\n    pass\n"
+    repo = make_repo(tmp_path / "repo", {"tests/test_num.py": broken})
+    with ScriptedOpenAI([GOOD]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    evidence = run.evidence
+    assert evidence["status"] == "fixed"
+    quarantined = evidence["baseline"]["quarantined"]
+    assert list(quarantined) == ["tests.test_num"]
+    assert quarantined["tests.test_num"].startswith(
+        "environment: module 'numpy_that_is_not_installed' is not installed"
+    )
+    prompt = json.dumps(server.requests[0])
+    assert "tests.test_calc::test_mean" in prompt and "tests.test_num" not in prompt
+    assert "tests.test_num" in (run.out / "report.md").read_text()
+
+
 def test_a_failure_that_also_fails_on_the_base_is_labelled_pre_existing(
     tmp_path: Path, run_fixbot: RunFixbot
 ) -> None:
