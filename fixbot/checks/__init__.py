@@ -5,6 +5,9 @@ problems          the pass definition: why an attempt is not a pass ([] when it 
 classify          flaky / environment / code, from the baseline's runs, and the quarantine
 require_completed a baseline that did not run properly is the environment's problem
 ruff_diff         zero-token fixes: ruff's own, for ruff-only failures
+prepared_environment / index_settings / plugin_options
+                  the prepare step, the host's package-index settings it inherits, and the
+                  prepared environment's pytest plugins
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from fixbot.checks.gates import (
     parse_ruff,
     run_checks,
 )
+from fixbot.checks.index import IndexSettings, index_settings
 from fixbot.checks.junit import parse_junit
-from fixbot.checks.prepare import cache_key, dependency_files, prepared_environment
+from fixbot.checks.plugins import plugin_options
+from fixbot.checks.prepare import cache_key, prepared_environment, scm_version, whole_tail
 from fixbot.checks.trial import limits_for, reader, run_trial, setup_limits, tampered_problems
 from fixbot.checks.verdict import new_findings, problems
 
@@ -38,12 +43,13 @@ __all__ = [
     "TEST_ENV",
     "BadTestCommand",
     "Classification",
+    "IndexSettings",
     "cache_key",
     "classify",
     "command_argv",
-    "dependency_files",
     "environment_cause",
     "generated_paths",
+    "index_settings",
     "is_pytest",
     "limits_for",
     "network_probe",
@@ -51,6 +57,7 @@ __all__ = [
     "parse_junit",
     "parse_mypy",
     "parse_ruff",
+    "plugin_options",
     "prepared_environment",
     "problems",
     "reader",
@@ -59,7 +66,9 @@ __all__ = [
     "ruff_only",
     "run_checks",
     "run_trial",
+    "scm_version",
     "setup_limits",
     "tampered_problems",
+    "whole_tail",
     "with_quarantine",
 ]

@@ -12,6 +12,7 @@ import re
 import shlex
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from fixbot.checks.junit import parse_junit
@@ -87,12 +88,14 @@ def run_checks(
     readonly: list[str],
     limits: Limits,
     scratch: Path | None = None,
+    pytest_options: Sequence[str] = (),
 ) -> CheckResult:
     """Run the enabled gates, then the tests, over one workspace; every run a fresh sandbox.
 
     The gates go first: ruff and mypy never run the repository's code, the tests do, and
     nothing the tests leave in the workspace (a `mypy.py` written at run time) can then stand
-    in for a gate. The outputs folder is made in `scratch` (the attempt's capped folder)."""
+    in for a gate. The outputs folder is made in `scratch` (the attempt's capped folder).
+    `pytest_options` are appended to a pytest command (the prepared environment's plugins)."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
     try:
 
@@ -109,6 +112,8 @@ def run_checks(
             findings += parse_mypy(contained(_MYPY).output)
             commands.append(shlex.join(_MYPY))
         argv = command_argv(test_command)
+        if is_pytest(argv):
+            argv += pytest_options
         run = contained(argv, dict(TEST_ENV))
         result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
         result["findings"] += findings

@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fixbot.checks.gates import BadTestCommand, run_checks
-from fixbot.checks.prepare import prepared_environment
+from fixbot.checks.index import IndexSettings
+from fixbot.checks.plugins import plugin_options
+from fixbot.checks.prepare import lay_generated, prepared_environment
 from fixbot.config import Config
 from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
@@ -59,14 +61,21 @@ def tampered_problems(paths: Sequence[str]) -> list[str]:
 
 
 def run_trial(
-    sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str
+    sandbox: Sandbox,
+    snapshot: Snapshot,
+    config: Config,
+    patch_text: str,
+    *,
+    index: IndexSettings | None = None,
 ) -> tuple[CheckResult, list[str]]:
     """(the checks' result, protected files found modified afterwards)
 
     A failure of the sandbox itself (not of the code in it) is retried a bounded number of
     times on a fresh copy, then raised: it is the environment's problem and costs no budget.
+    `index`: the host's package-index settings, for the prepare step.
     """
-    prepared = prepared_environment(sandbox, snapshot, config.setup_command, setup_limits(config))
+    setup, limits = config.setup_commands, setup_limits(config)
+    prepared = prepared_environment(sandbox, snapshot, setup, limits, index)
     failures: list[str] = []
     for _ in range(INFRA_ATTEMPTS):
         try:
@@ -85,6 +94,7 @@ def _run_once(
     extra = 0 if sandbox.layered else tree_bytes(snapshot)
     with attempt_scratch(limits.disk_mb, extra_bytes=extra) as scratch:
         tree = prepare(snapshot, scratch.path / "repo", layered=sandbox.layered, patch=patch)
+        lay_generated(prepared, tree.root)  # what the install wrote into the tree
         put_back_protected(snapshot, tree)
         try:
             result = run_checks(
@@ -98,6 +108,7 @@ def _run_once(
                 readonly=list(snapshot.protected),
                 limits=limits,
                 scratch=scratch.path,
+                pytest_options=plugin_options(prepared),
             )
         except BadTestCommand as exc:
             raise UsageError(str(exc)) from exc

@@ -48,7 +48,7 @@ def checks_over(
     """The checks over the snapshot with `patch_text` applied, and the problems of protected
     files found changed afterwards (`allowed`: the ones a human opened to edits)."""
     opened = unprotect(snapshot or deps.snapshot, allowed)
-    result, tampered = run_trial(deps.sandbox, opened, deps.config, patch_text)
+    result, tampered = run_trial(deps.sandbox, opened, deps.config, patch_text, index=deps.index)
     return result, tampered_problems(tampered)
 
 

@@ -246,13 +246,15 @@ class DockerSandbox:
         workspace: Path,
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[tuple[Path, str]] = (),
     ) -> Completed:
         outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
         try:
             if os.geteuid() == 0:
                 give_to(env_dir, NOBODY)
-            plan = Plan(workspace, outputs, None, (), env_dir, setup=True)
-            return self._run(argv, plan, limits, SETUP_ENV)
+            plan = Plan(workspace, outputs, None, (), env_dir, True, tuple(mounts))
+            return self._run(argv, plan, limits, {**SETUP_ENV, **(env or {})})
         finally:
             if os.geteuid() == 0:
                 share(env_dir)  # every later run reads it through the sandboxes' group
