@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fixbot.errors import EnvironmentProblem
 from fixbot.records import COMPLETED, CheckResult
-from fixbot.sandbox import Limits, RunSpec, Sandbox
+from fixbot.sandbox import Limits, RunSpec, Sandbox, unreadable_toolchain
 
 _PROBE = (
     "import socket\n"
@@ -27,8 +27,14 @@ def require_completed(result: CheckResult, test_command: str) -> CheckResult:
     tail = result["log_tail"][-800:]
     status = result["status"]
     if status == "infra_error":
+        closed = unreadable_toolchain()
+        why = (
+            f"; the sandbox's users cannot enter {', '.join(closed)}: chmod o+rx each"
+            if closed
+            else "; `fixbot doctor` says whether fixbot's Python is visible in the sandbox"
+        )
         raise EnvironmentProblem(
-            f"the test command was not found in the sandbox: {test_command}\n{tail}"
+            f"the test command was not found in the sandbox: {test_command}{why}\n{tail}"
         )
     if status == "no_tests_collected":
         raise EnvironmentProblem(

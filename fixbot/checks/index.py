@@ -104,8 +104,11 @@ class IndexSettings:
         return [(folder, INDEX_DIR), *((Path(p), p) for p in self.folders)]
 
 
-def index_settings(environ: Mapping[str, str], home: Path | None = None) -> IndexSettings:
-    """This host's package-index settings, as the prepare step gets them."""
+def index_settings(
+    environ: Mapping[str, str], home: Path | None = None, etc: Path = Path("/etc")
+) -> IndexSettings:
+    """This host's package-index settings, as the prepare step gets them (`home` and `etc`
+    where its files are looked up: the user's home, and /etc)."""
     home = home or Path(environ.get("HOME") or Path.home())
     local = _Localizer(home)
     env: dict[str, str] = {}
@@ -113,7 +116,7 @@ def index_settings(environ: Mapping[str, str], home: Path | None = None) -> Inde
         carried = key.startswith(("PIP_", "UV_")) and key not in _NOT_CARRIED
         if carried or key in _CERTIFICATES or key.lower() in _PROXIES:
             env[key] = local.rewrite(value)
-    pip_conf = _merged_pip_config(environ, home, local)
+    pip_conf = _merged_pip_config(pip_config_files(environ, home, etc), local)
     if environ.get("PIP_CONFIG_FILE") == os.devnull:
         env["PIP_CONFIG_FILE"] = os.devnull
     elif pip_conf:
@@ -133,13 +136,15 @@ def index_settings(environ: Mapping[str, str], home: Path | None = None) -> Inde
     )
 
 
-def pip_config_files(environ: Mapping[str, str], home: Path) -> list[Path]:
+def pip_config_files(
+    environ: Mapping[str, str], home: Path, etc: Path = Path("/etc")
+) -> list[Path]:
     """pip's configuration files in its load order (a later one overrides an earlier one)."""
     named = environ.get("PIP_CONFIG_FILE")
     if named == os.devnull:
         return []
-    dirs = (environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
-    found = [Path(d) / "pip" / PIP_CONF for d in dirs if d] + [Path("/etc") / PIP_CONF]
+    dirs = (environ.get("XDG_CONFIG_DIRS") or str(etc / "xdg")).split(os.pathsep)
+    found = [Path(d) / "pip" / PIP_CONF for d in dirs if d] + [etc / PIP_CONF]
     if not (named and Path(named).exists()):  # pip reads the user's files only then
         user_dir = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
         found += [home / ".pip" / PIP_CONF, user_dir / "pip" / PIP_CONF]
@@ -148,9 +153,9 @@ def pip_config_files(environ: Mapping[str, str], home: Path) -> list[Path]:
     return [path for path in found if path.is_file()]
 
 
-def _merged_pip_config(environ: Mapping[str, str], home: Path, local: _Localizer) -> str:
+def _merged_pip_config(files: list[Path], local: _Localizer) -> str:
     merged = configparser.RawConfigParser()
-    for path in pip_config_files(environ, home):
+    for path in files:
         parser = configparser.RawConfigParser()
         try:
             parser.read(path, encoding="utf-8")

@@ -4,27 +4,21 @@ network, into an environment no commit can poison for another.
 `setup_command` (from the trusted config; one command or a list, each split into words by
 config.setup_words, its leading VAR=value words that command's own environment, never run by a
 shell) runs over a copy of the snapshot, never over a candidate's code, in the sandbox with the
-network and the host's package-index settings (index.py): a virtualenv at PREPARED (made first,
-seeing the toolchain's own packages) is the one place it may install into. The step runs with
-PYTHONSAFEPATH set, so `python -m venv` and `python -m pip` import the toolchain's modules, never
-a `venv.py` or `pip/` the repository carries. A project that takes its version from git metadata
-(setuptools-scm, hatch-vcs) gets it from the pinned commit: the snapshot has no `.git`, so
-SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<DIST> (and, for a project that names either tool, the plain
-SETUPTOOLS_SCM_PRETEND_VERSION) is `0.0.0+g<first 12 hex digits of the commit>`.
-
-What the install writes into the tree (hatch-vcs's `_version.py`, compiled extensions, an
-editable install's metadata; new files only, never a change to a committed file, never a link,
-`__pycache__` or the top-level `build/`) is kept with the environment and laid into every check's
-copy (lay_generated).
+network and the host's package-index settings (index.py), a git-metadata project's version set
+from the pinned commit (scm.py): a virtualenv at PREPARED (made first, seeing the toolchain's own
+packages) is the one place it may install into. The step runs with PYTHONSAFEPATH set, so
+`python -m venv` and `python -m pip` import the toolchain's modules, never a `venv.py` or `pip/`
+the repository carries. What the install writes into the tree is kept for the checks
+(generated.py).
 
 The environment is cached under the repository's `.fixbot/envs/`, keyed by the setup commands,
 the sandbox, the Python, the package-index settings and every file of the snapshot: the install
 can run any of them (a `setup.py` that execs `_version.py`), so an environment is reused only
 for the very tree that built it, and what one commit's code left in it never reaches another's
 run. Once built it is sealed: owned by fixbot's user, writable by no one else (the sandbox's
-user included), and mounted read-only for every check. A cached environment is complete or
-absent: built under a temporary name and renamed into place; a lock keeps two runs from building
-the same one.
+user, which built it, included), and mounted read-only for every check. A cached environment is
+complete or absent: built under a temporary name and renamed into place; a lock keeps two runs
+from building the same one.
 """
 
 from __future__ import annotations
@@ -34,33 +28,30 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import stat
 import sys
 import tempfile
-import tomllib
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from fixbot.checks.generated import TREE, keep_generated
 from fixbot.checks.index import IndexSettings
+from fixbot.checks.scm import scm_env
 from fixbot.config import setup_words
 from fixbot.errors import SetupFailed
 from fixbot.paths import StateDir
 from fixbot.sandbox import PREPARED, Limits, Sandbox
 from fixbot.secrets import redact
-from fixbot.snapshot import Snapshot, fresh_copy, read_inside
+from fixbot.snapshot import Snapshot, fresh_copy
 
 DONE = ".fixbot-prepared"
-TREE = ".fixbot-tree"  # in an environment: the files the install wrote into the repository's tree
 FORMAT = "fixbot-env-3"  # what a cached environment is; a new format never reuses an old one
 FAILURE_TAIL = 3000  # characters of a failed step's output kept, from a line's start
 TOOLCHAIN_PTH = "fixbot-toolchain.pth"
 _VENV = ["python", "-m", "venv", "--system-site-packages", PREPARED]
-_NOT_KEPT = ("__pycache__",)
-_SCM = re.compile(r"setuptools[-_]scm|hatch[-_]vcs|vcs[-_]versioning")
 
 Step = tuple[dict[str, str], list[str]]  # (that command's own environment, its argv)
 
@@ -133,59 +124,6 @@ def prepared_environment(
     return final
 
 
-def lay_generated(prepared: Path | None, root: Path) -> None:
-    """Lay the files the install generated into a check's copy (or layer) at `root`, where
-    nothing stands yet: a candidate's own file of that name wins."""
-    kept = None if prepared is None else prepared / TREE
-    if kept is None or not kept.is_dir():
-        return
-    for source in sorted(kept.rglob("*")):
-        if source.is_symlink() or not source.is_file():
-            continue
-        target = root / source.relative_to(kept)
-        if os.path.lexists(target):
-            continue
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-        except OSError:
-            continue  # something not a folder stands where its folder belongs: the candidate's
-
-
-def scm_version(commit: str) -> str:
-    """The version a git-metadata project gets for this commit (PEP 440, a local label)."""
-    return f"0.0.0+g{commit[:12]}"
-
-
-def scm_env(snapshot: Snapshot) -> dict[str, str]:
-    """SETUPTOOLS_SCM_PRETEND_VERSION(_FOR_<DIST>) for the pinned commit: the snapshot has no
-    .git for setuptools-scm or hatch-vcs to read it from."""
-    version = scm_version(snapshot.commit)
-    env: dict[str, str] = {}
-    name = _dist_name(snapshot.tree)
-    if name:
-        env[f"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_{re.sub(r'[^A-Z0-9]+', '_', name.upper())}"] = (
-            version
-        )
-    build = "".join(read_inside(snapshot.tree, f) or "" for f in ("pyproject.toml", "setup.cfg"))
-    if _SCM.search(build + (read_inside(snapshot.tree, "setup.py") or "")):
-        # hatch-vcs asks setuptools-scm without the distribution's name: only this one works.
-        env["SETUPTOOLS_SCM_PRETEND_VERSION"] = version
-    return env
-
-
-def _dist_name(tree: Path) -> str:
-    try:
-        project = tomllib.loads(read_inside(tree, "pyproject.toml") or "").get("project", {})
-    except tomllib.TOMLDecodeError:
-        project = {}
-    name = project.get("name") if isinstance(project, dict) else None
-    if isinstance(name, str):
-        return name
-    found = re.search(r"^\s*name\s*=\s*(\S+)", read_inside(tree, "setup.cfg") or "", re.M)
-    return found.group(1) if found else ""
-
-
 def _complete(env: Path, key: str) -> bool:
     """A finished build of exactly this key (its record says so), never a bare marker."""
     marker = env / DONE
@@ -215,7 +153,7 @@ def _build(
         _see_the_toolchain(staging)
         for own_env, argv in steps:
             _run(sandbox, argv, workspace, staging, limits, {**base, **own_env}, mounts, index)
-        _keep_generated(workspace, snapshot.tree, staging / TREE)
+        keep_generated(workspace, snapshot.tree, staging / TREE)
         record = {
             "key": final.name,
             "setup": [shlex.join(argv) for _, argv in steps],
@@ -275,28 +213,6 @@ def _see_the_toolchain(env: Path) -> None:
 def _site_packages(prefix: Path) -> list[Path]:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     return [prefix / "lib" / version / "site-packages"]
-
-
-def _keep_generated(workspace: Path, pristine: Path, kept: Path) -> None:
-    """Copy what the install added to the tree (new regular files only) into `kept`."""
-    for dirpath, dirnames, filenames in os.walk(workspace):
-        here = Path(dirpath)
-        rel_dir = here.relative_to(workspace)
-        dirnames[:] = [
-            d
-            for d in dirnames
-            if d not in _NOT_KEPT and not (rel_dir == Path(".") and d == "build")
-        ]
-        for name in filenames:
-            source = here / name
-            rel = source.relative_to(workspace)
-            if source.is_symlink() or not source.is_file() or name.endswith(".pyc"):
-                continue
-            if os.path.lexists(pristine / rel):
-                continue  # a committed file: the checks see the commit's own
-            target = kept / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
 
 
 def _seal(env: Path) -> None:

@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fixbot.checks.gates import BadTestCommand, run_checks
+from fixbot.checks.generated import lay_generated
 from fixbot.checks.index import IndexSettings
 from fixbot.checks.plugins import plugin_options
-from fixbot.checks.prepare import lay_generated, prepared_environment
+from fixbot.checks.prepare import prepared_environment
 from fixbot.config import Config
 from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
