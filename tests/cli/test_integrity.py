@@ -156,13 +156,16 @@ def test_an_environment_failure_is_escalated_without_a_model_call(
 GENERATED_VERSION = {
     "pyproject.toml": (
         '[project]\nname = "gen"\ndynamic = ["version"]\n\n'
-        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n\n'
+        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\n'
+        'build-backend = "hatchling.build"\n\n'
         '[tool.hatch.version]\nsource = "vcs"\n\n'
         '[tool.hatch.build.hooks.vcs]\nversion-file = "gen/_version.py"\n'
     ),
     ".gitignore": "gen/_version.py\n",
     "gen/__init__.py": "from gen._version import __version__\n\n__all__ = ['__version__']\n",
-    "tests/test_gen.py": "import gen\n\n\ndef test_version() -> None:\n    assert gen.__version__\n",
+    "tests/test_gen.py": (
+        "import gen\n\n\ndef test_version() -> None:\n    assert gen.__version__\n"
+    ),
 }
 
 
