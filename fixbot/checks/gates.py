@@ -34,9 +34,6 @@ from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
 _PYTEST_OPTIONS = (
     "-p",
     "no:cacheprovider",
-    # A module that cannot be imported (often the environment's fault) must not hide the
-    # outcomes of every other test: pytest would stop after collecting.
-    "--continue-on-collection-errors",
     f"--junitxml={OUTPUTS}/junit.xml",
     "-o",
     "junit_family=xunit2",
@@ -44,6 +41,9 @@ _PYTEST_OPTIONS = (
     "junit_logging=no",
     "--color=no",
     "-q",
+    # A module that cannot be imported (often the environment's fault) must not hide the
+    # outcomes of every other test: pytest would stop after collecting.
+    "--continue-on-collection-errors",
 )
 
 

@@ -316,6 +316,7 @@ def test_pytest_commands_get_the_pinned_options(command: str, user_part: list[st
     assert pinned[: len(PINNED)] == PINNED
     assert "junit_family=xunit2" in pinned
     assert "--color=no" in pinned
+    assert "--continue-on-collection-errors" in pinned  # a broken module hides no other test
 
 
 @pytest.mark.parametrize(
