@@ -2,7 +2,8 @@
 
 Over the baseline's repeated runs of the untouched commit, a test is
   deterministic  failing in every run;
-  flaky          failing in some runs and passing (or not collected) in others;
+  flaky          failing in some runs and passing (or not collected) in others, or a case of
+                 a parametrized test function another case of which does that;
   environmental  deterministic, but its failure text points at the environment: a module that
                  is not installed (or a file the install generates, like `pkg/_version.py`), an
                  installed package of another version, the network, a service, a variable.
@@ -77,8 +78,13 @@ def classify(
     always = set(sets[0]).intersection(*sets[1:])
     seen = [set(run["tests"]) for run in runs]
     # Collected in some runs only (a module that fails to import now and then) is a flap too.
-    flaps = set().union(*sets) | (set().union(*seen) - set(seen[0]).intersection(*seen[1:]))
-    flaky = tuple(sorted(flaps - always))
+    flaps = set().union(*sets) - always
+    flaps |= set().union(*seen) - set(seen[0]).intersection(*seen[1:])
+    # One flapping case makes its whole test function flaky: a case of it failing in every run
+    # is as likely the same coin falling twice (24 cases of a coin-flip test, two runs).
+    families = {_family(t) for t in flaps}
+    flaky = tuple(sorted(flaps | {t for t in always if _family(t) in families}))
+    always -= set(flaky)
     quarantined = dict.fromkeys(flaky, FLAKY)
     if not always:
         return Classification(
@@ -112,6 +118,11 @@ def classify(
         aside.append(f"{len(environmental)} left to the environment ({_grouped(environmental)})")
     more = f"; {'; '.join(aside)}" if aside else ""
     return Classification("code", f"the failures reproduce{more}", flaky, quarantined)
+
+
+def _family(test: str) -> str:
+    """The test function a case belongs to: its id without the parameters."""
+    return test.split("[", 1)[0]
 
 
 def with_quarantine(result: CheckResult, found: Classification) -> CheckResult:

@@ -190,3 +190,21 @@ def test_generated_paths_come_from_the_build_configuration_and_gitignore() -> No
         ".gitignore": "build/\n/src/gen/_build_info.py\n*.pyc\n",
     }
     assert generated_paths(files.get) == frozenset({"src/gen/_v.py", "src/gen/_build_info.py"})
+
+
+def test_one_flapping_case_makes_its_whole_test_function_flaky() -> None:
+    # A coin-flip test with 3 cases over two runs: case 0 failed both times by chance.
+    first = run(**{"t::coin[0]": BUG, "t::coin[1]": BUG, "t::coin[2]": PASS, "t::other": PASS})
+    second = run(**{"t::coin[0]": BUG, "t::coin[1]": PASS, "t::coin[2]": BUG, "t::other": PASS})
+    found = classify([first, second], FILES)
+    assert found.kind == "flaky"
+    assert found.flaky_tests == ("t::coin[0]", "t::coin[1]", "t::coin[2]")
+    mixed = classify(
+        [
+            run(**{"t::coin[0]": BUG, "t::coin[1]": PASS, "t::real": BUG}),
+            run(**{"t::coin[0]": BUG, "t::coin[1]": BUG, "t::real": BUG}),
+        ],
+        FILES,
+    )
+    assert mixed.kind == "code"
+    assert set(mixed.quarantined) == {"t::coin[0]", "t::coin[1]"}
