@@ -34,7 +34,12 @@ from fixbot.checks.gates import (
 from fixbot.checks.index import IndexSettings, index_settings
 from fixbot.checks.junit import parse_junit
 from fixbot.checks.plugins import plugin_options
-from fixbot.checks.prepare import cache_key, prepared_environment, whole_tail
+from fixbot.checks.prepare import (
+    cache_key,
+    prepared_environment,
+    prune_environments,
+    whole_tail,
+)
 from fixbot.checks.scm import scm_env, scm_version
 from fixbot.checks.trial import limits_for, reader, run_trial, setup_limits, tampered_problems
 from fixbot.checks.verdict import new_findings, problems
@@ -61,6 +66,7 @@ __all__ = [
     "plugin_options",
     "prepared_environment",
     "problems",
+    "prune_environments",
     "reader",
     "require_completed",
     "ruff_diff",

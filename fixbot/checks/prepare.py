@@ -114,6 +114,7 @@ def prepared_environment(
     key = cache_key(snapshot, commands, sandbox, index)
     final = envs / key
     if _complete(final, key):
+        _used(final)
         return final
     with open(envs / f"{final.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -122,6 +123,26 @@ def prepared_environment(
         _remove(final)
         _build(sandbox, snapshot, steps, limits, final, index)
     return final
+
+
+def prune_environments(envs: Path, older_than: float, now: float) -> list[str]:
+    """Remove the prepared environments (and leftovers of builds that never finished) unused
+    for `older_than` seconds: a record's time is set when it is built and at each use."""
+    gone = []
+    for env in sorted(envs.iterdir()) if envs.is_dir() else []:
+        if env.is_symlink() or not env.is_dir():
+            continue
+        marker = env / DONE
+        used = (marker if marker.is_file() and not marker.is_symlink() else env).stat().st_mtime
+        if now - used > older_than:
+            _remove(env)
+            gone.append(env.name)
+    return gone
+
+
+def _used(env: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.utime(env / DONE)
 
 
 def _complete(env: Path, key: str) -> bool:

@@ -20,6 +20,7 @@ from fixbot.checks import (
     IndexSettings,
     index_settings,
     prepared_environment,
+    prune_environments,
     run_trial,
     scm_env,
     scm_version,
@@ -296,3 +297,24 @@ def test_a_git_metadata_project_gets_the_pinned_commits_version(tmp_path: Path) 
     assert scm_env(snapshot_of(plain, tmp_path / "work2")) == {
         "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_CALC": scm_version(pin_commit(plain))
     }
+
+
+def test_environments_unused_for_the_retention_age_are_pruned(
+    bwrap: BwrapSandbox, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    snapshot = snapshot_of(repo, tmp_path / "work")
+    env = prepared_environment(bwrap, snapshot, "python -c pass", SETUP_LIMITS)
+    assert env is not None
+    leftover = env.parent / f"{env.name}.partial-crashed"
+    leftover.mkdir()
+    (leftover / "half").write_text("")
+    os.utime(leftover, (0, 0))
+    now = env.stat().st_mtime
+    assert prune_environments(env.parent, 86400, now + 3600) == [leftover.name]
+    os.utime(env / ".fixbot-prepared", (now - 10, now - 10))
+    # Using it again renews it.
+    assert prepared_environment(bwrap, snapshot, "python -c pass", SETUP_LIMITS) == env
+    assert prune_environments(env.parent, 86400, now + 3600) == []
+    assert prune_environments(env.parent, 86400, now + 2 * 86400) == [env.name]
+    assert not env.exists()
