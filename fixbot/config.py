@@ -27,6 +27,7 @@ import yaml
 
 from fixbot.checkspec import CheckSpec, InvalidCheck, legacy_checks, resolve_checks
 from fixbot.errors import ConfigError
+from fixbot.shellsyntax import shell_construct
 
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "noxfile.py",
@@ -159,8 +160,8 @@ class Config:
         return data
 
 
-# Words a shell would read as operators; fixbot runs no shell, so they would reach the program.
-_SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "|&", ">", ">>", "<", "<<", "2>", "&>"})
+# What a shell reads as a chain of commands: the one construct a list of commands replaces.
+_CHAINS = frozenset({"&&", "||", "a ;", "a background &"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -168,17 +169,22 @@ def setup_words(command: str) -> tuple[dict[str, str], list[str]]:
     """One setup command as (its own environment, its argv): split like a shell command, its
     leading VAR=value words setting that command's environment, as a shell's would. Raise
     ValueError, saying what to write instead, for what only a shell could run."""
+    construct = shell_construct(command)
+    if construct:
+        instead = (
+            "write each command as one item of a list "
+            "(setup_command: [first command, second command])"
+            if construct in _CHAINS
+            else "run a script of the repository's that does it"
+        )
+        raise ValueError(
+            f"{command!r} has {construct}, which only a shell understands, but setup_command "
+            f"is never run by a shell: {instead}"
+        )
     try:
         words = shlex.split(command)
     except ValueError as exc:
         raise ValueError(f"cannot be split into words like a shell command: {exc}") from None
-    for word in words:
-        if word in _SHELL_OPERATORS or "&&" in word or "||" in word or word.endswith(";"):
-            raise ValueError(
-                f"{command!r} uses the shell operator {word!r}, but setup_command is never run "
-                "by a shell: write each command as one item of a list "
-                "(setup_command: [first command, second command])"
-            )
     env: dict[str, str] = {}
     while words and _ASSIGNMENT.match(words[0]):
         name, _, value = words.pop(0).partition("=")

@@ -488,26 +488,28 @@ def test_setup_command_takes_one_command_or_a_list(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "operator"),
+    ("command", "construct", "instead"),
     [
-        ("pip install -r r.txt && pip install -e .", "&&"),
-        ("pip install -e .&&pytest", ".&&pytest"),
-        ("pip install . || true", "||"),
-        ("pip install .; echo done", ".;"),
-        ("pip freeze > frozen.txt", ">"),
-        ("cat reqs | xargs pip install", "|"),
+        ("pip install -r r.txt && pip install -e .", "&&", "list"),
+        ("pip install -e .&&pytest", "&&", "list"),
+        ("pip install . || true", "||", "list"),
+        ("pip install .; echo done", "a ;", "list"),
+        ("pip freeze > frozen.txt", "a redirection", "script"),
+        ("cat reqs | xargs pip install", "a pipe", "script"),
+        ("pip install numpy>=1.26", "a redirection", "script"),
+        ("pip install -r $REQS", "a variable, $REQS", "script"),
     ],
 )
-def test_a_shell_chain_in_setup_command_says_to_use_a_list(
-    tmp_path: Path, command: str, operator: str
+def test_what_only_a_shell_runs_in_setup_command_says_what_to_write(
+    tmp_path: Path, command: str, construct: str, instead: str
 ) -> None:
     write(tmp_path, yaml.safe_dump({"setup_command": [command]}))
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     message = str(caught.value)
     assert "setup_command" in message and "item 1" in message
-    assert f"the shell operator {operator!r}" in message
-    assert "never run by a shell" in message and "list" in message
+    assert f"has {construct}, which only a shell understands" in message
+    assert "never run by a shell" in message and instead in message
 
 
 def test_leading_assignments_set_that_commands_environment() -> None:
