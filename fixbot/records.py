@@ -73,8 +73,9 @@ def failing_tests(result: CheckResult) -> list[str]:
 def slim(result: CheckResult, log_ref: str) -> CheckResult:
     """The result as an older attempt keeps it in the state: every failing test with its
     message (what stuck detection compares), no traceback, no passing test, no log tail; the
-    full result is on disk at log_ref. Checkpoints then grow by a bounded amount per attempt."""
-    return CheckResult(
+    full result is on disk at log_ref. Checkpoints then grow by a bounded amount per attempt;
+    the quarantine stays (failing_tests reads it)."""
+    slimmed = CheckResult(
         status=result["status"],
         exit_code=result["exit_code"],
         seconds=result["seconds"],
@@ -88,6 +89,9 @@ def slim(result: CheckResult, log_ref: str) -> CheckResult:
         commands=result["commands"],
         log_ref=log_ref,
     )
+    if "quarantined" in result:
+        slimmed["quarantined"] = result["quarantined"]
+    return slimmed
 
 
 # --- one attempt ---------------------------------------------------------------------------

@@ -53,14 +53,19 @@ def checks_over(
 
 
 def decide(baseline: CheckResult, current: Attempt) -> Attempt:
-    """The attempt with its verdict: pass, fail (it ran and is not a pass) or rejected."""
+    """The attempt with its verdict: pass, fail (it ran and is not a pass) or rejected; its
+    check carries the baseline's quarantine, so that a quarantined test failing there is never
+    fed back, compared or learnt from as the attempt's failure."""
     problems = list(current["problems"])
-    if current["check"] is not None:
-        problems += pass_problems(baseline, current["check"])
+    check = current["check"]
+    if check is not None:
+        problems += pass_problems(baseline, check)
         outcome: Verdict = "pass" if not problems else "fail"
+        if "quarantined" in baseline:
+            check = {**check, "quarantined": baseline["quarantined"]}
     else:
         outcome = "rejected"
-    return {**current, "problems": problems, "verdict": outcome}
+    return {**current, "check": check, "problems": problems, "verdict": outcome}
 
 
 def record(state: FixState, deps: Deps, decided: Sequence[Attempt]) -> Update:

@@ -276,3 +276,13 @@ def test_a_test_that_passed_at_baseline_and_fails_now_is_a_regression_even_if_it
     )
     (problem,) = problems(baseline, attempt)
     assert problem.startswith("t::test_ok was passed before and now failed")
+
+
+def test_an_attempts_quarantine_outlives_slimming() -> None:
+    # decide() hands an attempt's check the baseline's quarantine; the state keeps it small.
+    attempt = quarantined(
+        {"t::test_broken": "failed", "t::test_flaps": "failed"}, ["t::test_flaps"]
+    )
+    slimmed = records.slim(attempt, ".fixbot/logs/x/attempt-1.json")
+    assert slimmed["quarantined"] == attempt["quarantined"]
+    assert records.failing_tests(slimmed) == ["t::test_broken"]

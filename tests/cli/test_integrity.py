@@ -24,7 +24,7 @@ from fixbot.sandbox import BwrapSandbox, RunSpec
 from fixbot.snapshot import pin_commit
 from tests.conftest import RunFixbot, git, make_repo, read_example
 from tests.fake_openai import ScriptedOpenAI
-from tests.fakes import GOOD, DelegatingSandbox, reply
+from tests.fakes import GOOD, DelegatingSandbox, reply, wrong
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install bubblewrap)"
@@ -196,7 +196,7 @@ def test_a_module_the_environment_breaks_is_left_aside_and_the_code_failure_fixe
 ) -> None:
     broken = "import numpy_that_is_not_installed\n\n\ndef test_it() -> None:\n    pass\n"
     repo = make_repo(tmp_path / "repo", {"tests/test_num.py": broken})
-    with ScriptedOpenAI([GOOD]) as server:
+    with ScriptedOpenAI([wrong(1), GOOD]) as server:
         run = run_fixbot(repo, base_url=server.base_url)
     assert run.code == 0, run.stderr
     evidence = run.evidence
@@ -206,8 +206,10 @@ def test_a_module_the_environment_breaks_is_left_aside_and_the_code_failure_fixe
     assert quarantined["tests.test_num"].startswith(
         "environment: module 'numpy_that_is_not_installed' is not installed"
     )
-    prompt = json.dumps(server.requests[0])
-    assert "tests.test_calc::test_mean" in prompt and "tests.test_num" not in prompt
+    # Neither the task nor the feedback on the wrong attempt asks for it.
+    for request in server.requests:
+        prompt = json.dumps(request)
+        assert "tests.test_calc::test_mean" in prompt and "tests.test_num" not in prompt
     assert "tests.test_num" in (run.out / "report.md").read_text()
 
 

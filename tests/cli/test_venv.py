@@ -3,7 +3,8 @@ replaces with its own), it fixes the bundled example; and where the sandbox's us
 that virtualenv, `fixbot doctor` says so instead of advising to install what is installed.
 
 The virtualenv sees this Python's packages (--system-site-packages) and gets its own copy of
-fixbot (pip install --no-deps of this checkout, built offline with the setuptools already here).
+fixbot (pip install --no-deps of this checkout, built offline with the setuptools already here
+where it can).
 The fix runs in a subprocess of the virtualenv's own `fixbot`, against the scripted model.
 """
 
@@ -44,8 +45,12 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     where.chmod(0o755)
     install = [sys.executable, "-m", "pip", "--python", str(where / "bin" / "python")]
-    install += ["install", "-q", "--no-deps", "--no-build-isolation", str(source)]
-    subprocess.run(install, check=True, env=_clean_env())
+    install += ["install", "-q", "--no-deps", str(source)]
+    # Offline with the setuptools already here when it can build a wheel (70.1 and later, or
+    # with `wheel`); else pip fetches the build backend, as `pip install -e .` in CI does.
+    offline = subprocess.run([*install, "--no-build-isolation"], env=_clean_env())
+    if offline.returncode != 0:
+        subprocess.run(install, check=True, env=_clean_env())
     yield where
     shutil.rmtree(where, ignore_errors=True)
 
