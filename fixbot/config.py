@@ -14,6 +14,7 @@ import difflib
 import json
 import math
 import operator
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
@@ -26,6 +27,7 @@ import yaml
 
 from fixbot.checkspec import CheckSpec, InvalidCheck, legacy_checks, resolve_checks
 from fixbot.errors import ConfigError
+from fixbot.shellsyntax import shell_construct
 
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "noxfile.py",
@@ -113,7 +115,10 @@ class Parallel:
 class Config:
     checks: tuple[CheckSpec, ...] = ()  # the CI's checks, in its order (replaces the next two)
     test_command: str = field(default=DEFAULT_TEST_COMMAND, metadata={"shell_words": True})
-    setup_command: str | None = None
+    # one command or a list, each split into words (setup_words), never run by a shell
+    setup_command: str | tuple[str, ...] | None = field(
+        default=None, metadata={"setup_commands": True}
+    )
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
     gates: Gates = Gates()
     max_iterations: int = _bounded(4, minimum=1, maximum=50)
@@ -137,6 +142,15 @@ class Config:
     never_fix_branches: tuple[str, ...] = ()  # the Action: branch globs never fixed
     source: str | None = field(default=None, metadata={"internal": True})
 
+    @property
+    def setup_commands(self) -> tuple[str, ...]:
+        """setup_command as the list of commands the prepare step runs, in order."""
+        if self.setup_command is None:
+            return ()
+        if isinstance(self.setup_command, str):
+            return (self.setup_command,)
+        return self.setup_command
+
     def to_dict(self) -> dict[str, object]:
         """JSON-ready settings. Leaves out `source`, so equal settings give equal thread ids."""
         data = asdict(self)
@@ -145,7 +159,43 @@ class Config:
         data["checks"] = [asdict(check) for check in self.checks]
         data["never_fix_branches"] = list(self.never_fix_branches)
         data["parallel"]["temperatures"] = list(self.parallel.temperatures)
+        if isinstance(self.setup_command, tuple):
+            data["setup_command"] = list(self.setup_command)
         return data
+
+
+# What a shell reads as a chain of commands: the one construct a list of commands replaces.
+_CHAINS = frozenset({"&&", "||", "a ;", "a background &"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def setup_words(command: str) -> tuple[dict[str, str], list[str]]:
+    """One setup command as (its own environment, its argv): split like a shell command, its
+    leading VAR=value words setting that command's environment, as a shell's would. Raise
+    ValueError, saying what to write instead, for what only a shell could run."""
+    construct = shell_construct(command)
+    if construct:
+        instead = (
+            "write each command as one item of a list "
+            "(setup_command: [first command, second command])"
+            if construct in _CHAINS
+            else "run a script of the repository's that does it"
+        )
+        raise ValueError(
+            f"{command!r} has {construct}, which only a shell understands, but setup_command "
+            f"is never run by a shell: {instead}"
+        )
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise ValueError(f"cannot be split into words like a shell command: {exc}") from None
+    env: dict[str, str] = {}
+    while words and _ASSIGNMENT.match(words[0]):
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    if not words:
+        raise ValueError(f"{command!r} names no command to run")
+    return env, words
 
 
 def load_config(
@@ -301,19 +351,39 @@ def _parse_checks(data: object, key: str, source: str) -> tuple[CheckSpec, ...]:
 def _coerce(hint: Any, value: object, rules: Mapping[str, Any]) -> object:
     """Check `value` against a field's type and rules; raise ValueError saying what is wrong."""
     origin, args = get_origin(hint), get_args(hint)
-    if origin is UnionType:  # only `X | None` occurs
-        return None if value is None else _coerce(args[0], value, rules)
+    if origin is UnionType:  # `X | None`, and `str | tuple[str, ...] | None` (one or a list)
+        if value is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        lists = [a for a in options if get_origin(a) is tuple]
+        chosen = lists[0] if isinstance(value, list) and lists else options[0]
+        return _coerce(chosen, value, rules)
     if origin is Literal:
         if isinstance(value, str) and value in args:
             return value
         raise ValueError(f"must be one of {', '.join(map(repr, args))}, got {value!r}")
     if origin is tuple:  # tuple[str, ...] or tuple[float, ...], written as a YAML list
-        return _coerce_list(args[0], value, rules)
+        items = _coerce_list(args[0], value, rules)
+        if rules.get("setup_commands"):
+            if not items:
+                raise ValueError("needs at least 1 command (or leave setup_command out)")
+            for number, item in enumerate(items, 1):
+                _check_setup(str(item), f"item {number}: ")
+        return items
     scalar = _scalar(hint, value)
     _check_bounds(scalar, rules)
     if rules.get("shell_words"):
         _check_shell_words(str(scalar))
+    if rules.get("setup_commands"):
+        _check_setup(str(scalar), "")
     return scalar
+
+
+def _check_setup(command: str, where: str) -> None:
+    try:
+        setup_words(command)
+    except ValueError as exc:
+        raise ValueError(f"{where}{exc}") from None
 
 
 def _coerce_list(item_type: type, value: object, rules: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -89,17 +89,25 @@ class CheckResult(TypedDict):
     # Absent in records older than `checks:`: they are one test run plus the gates' findings.
     checks: NotRequired[list[CheckRun]]  # every check that ran, in the order they ran
     partial: NotRequired[bool]  # failing first: only the baseline's failing checks and tests ran
+    # A baseline's only: test -> why it is outside the pass definition (flaky at baseline, or
+    # broken by the environment); see checks/classify.py.
+    quarantined: NotRequired[dict[str, str]]
 
 
 def failing_tests(result: CheckResult) -> list[str]:
-    return sorted(t for t, r in result["tests"].items() if r["outcome"] in FAILING)
+    """The failing tests that count: never a baseline's quarantined ones."""
+    quarantined = result.get("quarantined", {})
+    return sorted(
+        t for t, r in result["tests"].items() if r["outcome"] in FAILING and t not in quarantined
+    )
 
 
 def slim(result: CheckResult, log_ref: str) -> CheckResult:
     """The result as an older attempt keeps it in the state: every failing test with its
     message (what stuck detection compares) and node id, no traceback, no passing test, no log
-    tail; why a run was tampered with, hung or timed out stays. The full result is on disk at
-    log_ref. Checkpoints then grow by a bounded amount per attempt."""
+    tail; why a run was tampered with, hung or timed out stays, and so does the quarantine
+    (failing_tests reads it). The full result is on disk at log_ref. Checkpoints then grow by a
+    bounded amount per attempt."""
     slimmed = CheckResult(
         status=result["status"],
         exit_code=result["exit_code"],
@@ -120,6 +128,8 @@ def slim(result: CheckResult, log_ref: str) -> CheckResult:
         slimmed["canaries"] = result["canaries"]
     if "checks" in result:
         slimmed["checks"] = result["checks"]
+    if "quarantined" in result:
+        slimmed["quarantined"] = result["quarantined"]
     if result.get("partial"):
         slimmed["partial"] = True
     return slimmed

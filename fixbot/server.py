@@ -33,6 +33,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server's schemas)
 
+from fixbot.checks import index_settings
 from fixbot.config import load_config
 from fixbot.errors import UsageError
 from fixbot.loop import FixState, Update, build_graph, initial_state, recursion_limit, validate
@@ -110,13 +111,15 @@ def run_loop(
             model, strong = models(config, environ, stack)
             backend, image = config.sandbox.backend, config.sandbox.image
             sandbox = stack.enter_context(closing(choose_sandbox(backend, environ, image=image)))
+            index = index_settings(environ)
             clients = Clients(
                 model=model,
                 sandbox=sandbox,
                 checkpointer=None,  # the server's own: the subgraph checkpoints in its thread
                 store=store,
                 strong_model=strong,
-                secrets=secrets_in(environ),
+                secrets=secrets_in(environ, index.secrets),
+                index=index,
             )
             snapshot, base = snapshots(root, state["commit"], config, workdir)
             deps = build_deps(clients, config, snapshot, base)

@@ -49,6 +49,11 @@ def docker_engine_problem() -> str | None:
         import docker
     except ImportError:
         return "the docker Python SDK is not installed"
+    from fixbot.sandbox.docker import unreachable_socket
+
+    unreachable = unreachable_socket(os.environ)  # the SDK would leave its socket open
+    if unreachable:
+        return f"no Docker engine answers here ({unreachable})"
     try:
         client = docker.from_env(timeout=5)
     except Exception as exc:

@@ -127,8 +127,12 @@ class DelegatingSandbox:
         workspace: Path,
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[tuple[Path, str]] = (),
     ) -> Completed:
-        return self.inner.prepare(argv, workspace=workspace, env_dir=env_dir, limits=limits)
+        return self.inner.prepare(
+            argv, workspace=workspace, env_dir=env_dir, limits=limits, env=env, mounts=mounts
+        )
 
     def describe(self) -> str:
         return self.inner.describe()
@@ -210,6 +214,8 @@ class PlayedSandbox:
         workspace: Path,
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[tuple[Path, str]] = (),
     ) -> Completed:
         return Completed(tuple(argv), 0, "", 0.01, False, 0)
 

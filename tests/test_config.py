@@ -22,6 +22,7 @@ from fixbot.config import (
     checks_of,
     config_schema,
     load_config,
+    setup_words,
 )
 from fixbot.errors import ConfigError
 
@@ -206,6 +207,15 @@ AGREEMENT: list[tuple[dict[str, Any], bool]] = [
     ({"test_command": None}, False),
     ({"test_command": ["pytest"]}, False),
     ({"setup_command": False}, False),
+    ({"setup_command": "python -m pip install -e ."}, True),
+    ({"setup_command": ["python -m pip install -r requirements.txt", "pip install -e ."]}, True),
+    ({"setup_command": ["SETUPTOOLS_SCM_PRETEND_VERSION=1.0 pip install ."]}, True),
+    ({"setup_command": []}, False),
+    ({"setup_command": ""}, False),
+    ({"setup_command": [""]}, False),
+    ({"setup_command": ["pip install .", 3]}, False),
+    ({"setup_command": "pip install -r r.txt && pip install -e ."}, False),
+    ({"setup_command": ["pip install . || true"]}, False),
     ({"model": 7}, False),
     ({"protected_paths": "src/**"}, False),
     ({"protected_paths": [""]}, False),
@@ -466,3 +476,49 @@ def test_never_fix_branches_are_globs_in_a_list(tmp_path: Path) -> None:
     write(tmp_path, "never_fix_branches: [release/*, legacy]\n")
     assert load_config(tmp_path).never_fix_branches == ("release/*", "legacy")
     assert load_config(tmp_path).to_dict()["never_fix_branches"] == ["release/*", "legacy"]
+
+
+def test_setup_command_takes_one_command_or_a_list(tmp_path: Path) -> None:
+    write(tmp_path, "setup_command: python -m pip install -e .\n")
+    one = load_config(tmp_path)
+    assert one.setup_commands == ("python -m pip install -e .",)
+    write(tmp_path, "setup_command:\n  - pip install -r requirements.txt\n  - pip install -e .\n")
+    many = load_config(tmp_path)
+    assert many.setup_commands == ("pip install -r requirements.txt", "pip install -e .")
+    assert many.to_dict()["setup_command"] == list(many.setup_commands)
+    assert Config().setup_commands == ()
+
+
+@pytest.mark.parametrize(
+    ("command", "construct", "instead"),
+    [
+        ("pip install -r r.txt && pip install -e .", "&&", "list"),
+        ("pip install -e .&&pytest", "&&", "list"),
+        ("pip install . || true", "||", "list"),
+        ("pip install .; echo done", "a ;", "list"),
+        ("pip freeze > frozen.txt", "a redirection", "script"),
+        ("cat reqs | xargs pip install", "a pipe", "script"),
+        ("pip install numpy>=1.26", "a redirection", "script"),
+        ("pip install -r $REQS", "a variable, $REQS", "script"),
+    ],
+)
+def test_what_only_a_shell_runs_in_setup_command_says_what_to_write(
+    tmp_path: Path, command: str, construct: str, instead: str
+) -> None:
+    write(tmp_path, yaml.safe_dump({"setup_command": [command]}))
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    message = str(caught.value)
+    assert "setup_command" in message and "item 1" in message
+    assert f"has {construct}, which only a shell understands" in message
+    assert "never run by a shell" in message and instead in message
+
+
+def test_leading_assignments_set_that_commands_environment() -> None:
+    env, argv = setup_words("PIP_NO_BUILD_ISOLATION=0 A='b c' python -m pip install -e .")
+    assert env == {"PIP_NO_BUILD_ISOLATION": "0", "A": "b c"}
+    assert argv == ["python", "-m", "pip", "install", "-e", "."]
+    # Only leading words: an argument that looks like one is an argument.
+    assert setup_words("pip install x==1")[1] == ["pip", "install", "x==1"]
+    with pytest.raises(ValueError, match="names no command"):
+        setup_words("A=1 B=2")

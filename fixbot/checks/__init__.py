@@ -7,9 +7,12 @@ run_suite         the configured checks over one workspace, each by its kind; py
                   timeout (checks[].test_timeout_seconds, 60 s)
 problems          the pass definition: why an attempt is not a pass ([] when it is)
 reproduced        why a re-run of the failing checks and tests does not show them passing
-classify          flaky / environment / code, from the baseline's runs
+classify          flaky / environment / code, from the baseline's runs, and the quarantine
 require_completed a baseline that did not run properly is the environment's problem
 ruff_diff         zero-token fixes: ruff's own, when a failing check is a ruff check
+prepared_environment / index_settings / plugin_options
+                  the prepare step, the host's package-index settings it inherits, and the
+                  prepared environment's pytest plugins
 """
 
 from __future__ import annotations
@@ -17,11 +20,20 @@ from __future__ import annotations
 from fixbot.checks.autofix import MODEL as AUTOFIX_MODEL
 from fixbot.checks.autofix import ruff_diff, ruff_failing
 from fixbot.checks.baseline import network_probe, require_completed
-from fixbot.checks.classify import Classification, classify, environment_cause
+from fixbot.checks.classify import (
+    Classification,
+    classify,
+    environment_cause,
+    generated_paths,
+    with_quarantine,
+)
 from fixbot.checks.findings import parse_mypy, parse_ruff, parse_ruff_format
 from fixbot.checks.gates import TEST_ENV, BadTestCommand, command_argv, is_pytest
 from fixbot.checks.harness import junit_id
-from fixbot.checks.prepare import cache_key, dependency_files, prepared_environment
+from fixbot.checks.index import IndexSettings, index_settings
+from fixbot.checks.plugins import plugin_options
+from fixbot.checks.prepare import cache_key, prepared_environment, prune_environments, whole_tail
+from fixbot.checks.scm import scm_env, scm_version
 from fixbot.checks.selection import as_rerun
 from fixbot.checks.suite import run_checks, run_suite
 from fixbot.checks.trial import (
@@ -39,13 +51,15 @@ __all__ = [
     "TEST_ENV",
     "BadTestCommand",
     "Classification",
+    "IndexSettings",
     "Mode",
     "as_rerun",
     "cache_key",
     "classify",
     "command_argv",
-    "dependency_files",
     "environment_cause",
+    "generated_paths",
+    "index_settings",
     "is_pytest",
     "junit_id",
     "limits_for",
@@ -54,8 +68,10 @@ __all__ = [
     "parse_mypy",
     "parse_ruff",
     "parse_ruff_format",
+    "plugin_options",
     "prepared_environment",
     "problems",
+    "prune_environments",
     "reader",
     "reproduced",
     "require_completed",
@@ -64,6 +80,10 @@ __all__ = [
     "run_checks",
     "run_suite",
     "run_trial",
+    "scm_env",
+    "scm_version",
     "setup_limits",
     "tampered_problems",
+    "whole_tail",
+    "with_quarantine",
 ]

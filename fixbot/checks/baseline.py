@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fixbot.errors import EnvironmentProblem
 from fixbot.records import COMPLETED, CheckResult
-from fixbot.sandbox import Limits, RunSpec, Sandbox
+from fixbot.sandbox import Limits, RunSpec, Sandbox, unreadable_toolchain
 
 _PROBE = (
     "import socket\n"
@@ -35,7 +35,10 @@ def require_completed(result: CheckResult) -> CheckResult:
     run = runs[0]
     name, status = run["name"], run["status"]
     if status == "infra_error":
-        message = f"the command of the check {name} was not found in the sandbox: {run['command']}"
+        message = (
+            f"the command of the check {name} was not found in the sandbox: {run['command']}"
+            f"{_not_found_why()}"
+        )
     elif status == "no_tests_collected":
         message = (
             f"the baseline collected no tests: check the command of {name} in .fixbot.yml "
@@ -56,11 +59,21 @@ def require_completed(result: CheckResult) -> CheckResult:
     raise EnvironmentProblem("\n".join([message, *others, tail]).rstrip())
 
 
+def _not_found_why() -> str:
+    closed = unreadable_toolchain()
+    if closed:
+        return f"; the sandbox's users cannot enter {', '.join(closed)}: chmod o+rx each"
+    return "; `fixbot doctor` says whether fixbot's Python is visible in the sandbox"
+
+
 def _legacy(result: CheckResult) -> CheckResult:
     tail = result["log_tail"][-800:]
     status = result["status"]
     if status == "infra_error":
-        raise EnvironmentProblem(f"the test command was not found in the sandbox\n{tail}")
+        command = " ".join(result["commands"][-1:])
+        raise EnvironmentProblem(
+            f"the test command was not found in the sandbox: {command}{_not_found_why()}\n{tail}"
+        )
     if status == "no_tests_collected":
         raise EnvironmentProblem(
             "the baseline collected no tests: check test_command in .fixbot.yml "

@@ -1,30 +1,47 @@
 """What kind of failure the baseline shows, decided before any model spend (pure).
 
-code         the failing tests fail the same way every run: worth a fix attempt
-flaky        a test failed in one baseline run and passed in another: no fix attempted
-environment  every failure is caused by the environment (a module that is not in the
-             repository, the network, a missing variable or service): no fix attempted
+Over the baseline's repeated runs of the untouched commit, a test is
+  deterministic  failing in every run;
+  flaky          failing in some runs and passing (or not collected) in others, or a case of
+                 a parametrized test function another case of which does that;
+  environmental  deterministic, but its failure text points at the environment: a module that
+                 is not installed (or a file the install generates, like `pkg/_version.py`), an
+                 installed package of another version, the network, a service, a variable.
+
+The run is
+  code         some deterministic failure is not the environment's: worth fixing. The flaky and
+               the environmental tests are quarantined, each with its reason: outside the pass
+               definition (verdict.py), named in the evidence and the report;
+  flaky        nothing fails deterministically: no fix attempted;
+  environment  every deterministic failure is the environment's: no fix attempted, and the
+               reason says what to install.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from fixbot.records import CheckResult, failing_tests
+from fixbot.sandbox import WORKSPACE
 
 Kind = Literal["code", "flaky", "environment"]
 
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+# `from pkg import name` failing: pytest shows where pkg was found.
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)' \(([^)\n]*)\)")
+_VERSION_MODULE = re.compile(r"_{0,2}version(?:_info)?")  # what setuptools-scm/hatch-vcs write
+_PY_PATH = re.compile(r"[\w./-]+\.py\b")
+INSTALL_THE_PROJECT = "install the project in setup_command (e.g. python -m pip install -e .)"
 _ENVIRONMENT = [
     (re.compile(p), why)
     for p, why in (
         (
             r"(?:socket\.gaierror|Name or service not known|Temporary failure in name resolution"
             r"|Network is unreachable|nodename nor servname)",
-            "the network is not reachable",
+            "the network is not reachable (the checks run offline)",
         ),
         (r"(?:ConnectionRefusedError|Connection refused)", "a service is not running"),
         (
@@ -34,8 +51,13 @@ _ENVIRONMENT = [
         ),
         (r"KeyError: '[A-Z][A-Z0-9_]{2,}'", "an environment variable is not set"),
         (r"command not found", "a program is not installed"),
+        (
+            r"cannot open shared object file",
+            "a system library is not installed (in the sandbox's toolchain or image)",
+        ),
     )
 ]
+FLAKY = "flaky: failed in some baseline runs and passed in others"
 
 
 @dataclass(frozen=True)
@@ -43,46 +65,142 @@ class Classification:
     kind: Kind
     reason: str
     flaky_tests: tuple[str, ...] = ()
+    # test -> why it is outside the pass definition (the flaky and the environmental ones)
+    quarantined: Mapping[str, str] = field(default_factory=dict)
 
 
-def classify(runs: Sequence[CheckResult], repo_files: Sequence[str]) -> Classification:
-    """Classify the baseline from its repeated runs (at least one)."""
+def classify(
+    runs: Sequence[CheckResult], repo_files: Sequence[str], generated: Iterable[str] = ()
+) -> Classification:
+    """Classify the baseline from its repeated runs (at least one); `generated`: the paths
+    the repository's build names as written at install time (generated_paths)."""
     sets = [set(failing_tests(run)) for run in runs]
     always = set(sets[0]).intersection(*sets[1:])
-    flaky = sorted(set().union(*sets) - always)
-    if flaky:
+    seen = [set(run["tests"]) for run in runs]
+    # Collected in some runs only (a module that fails to import now and then) is a flap too.
+    flaps = set().union(*sets) - always
+    flaps |= set().union(*seen) - set(seen[0]).intersection(*seen[1:])
+    # One flapping case makes its whole test function flaky: a case of it failing in every run
+    # is as likely the same coin falling twice (24 cases of a coin-flip test, two runs).
+    families = {_family(t) for t in flaps}
+    flaky = tuple(sorted(flaps | {t for t in always if _family(t) in families}))
+    always -= set(flaky)
+    quarantined = dict.fromkeys(flaky, FLAKY)
+    if not always:
         return Classification(
             "flaky",
             f"flaky: {len(flaky)} test(s) failed in some baseline runs and passed in others "
-            f"({', '.join(flaky[:5])}); fixbot does not fix flaky tests",
-            tuple(flaky),
+            f"({', '.join(flaky[:5])}), and none failed in every run; fixbot does not fix "
+            "flaky tests",
+            flaky,
+            quarantined,
         )
-    first = runs[0]
-    causes = [
-        environment_cause(
-            first["tests"][t]["message"] + "\n" + first["tests"][t]["detail"], repo_files
-        )
-        for t in sorted(sets[0])
-    ]
-    if causes and all(causes):
+    first = runs[0]["tests"]
+    hints = frozenset(generated)
+    causes = {
+        t: environment_cause(first[t]["message"] + "\n" + first[t]["detail"], repo_files, hints)
+        for t in sorted(always)
+    }
+    environmental = {t: cause for t, cause in causes.items() if cause}
+    quarantined.update({t: f"environment: {cause}" for t, cause in environmental.items()})
+    if len(environmental) == len(always):
         return Classification(
             "environment",
-            f"environment: every failure comes from the environment, not the code "
-            f"({'; '.join(sorted({c for c in causes if c}))})",
+            "environment: every failure comes from the environment, not the code: "
+            + _grouped(environmental),
+            flaky,
+            quarantined,
         )
-    return Classification("code", "the failures reproduce")
+    aside = []
+    if flaky:
+        aside.append(f"{len(flaky)} flaky test(s) quarantined")
+    if environmental:
+        aside.append(f"{len(environmental)} left to the environment ({_grouped(environmental)})")
+    more = f"; {'; '.join(aside)}" if aside else ""
+    return Classification("code", f"the failures reproduce{more}", flaky, quarantined)
 
 
-def environment_cause(text: str, repo_files: Sequence[str]) -> str:
-    """Why this failure text points at the environment, or "" when it may be the code."""
+def _family(test: str) -> str:
+    """The test function a case belongs to: its id without the parameters."""
+    return test.split("[", 1)[0]
+
+
+def with_quarantine(result: CheckResult, found: Classification) -> CheckResult:
+    """The baseline result as the pass definition reads it: its quarantined tests marked."""
+    if not found.quarantined:
+        return result
+    return {**result, "quarantined": dict(found.quarantined)}
+
+
+def _grouped(causes: Mapping[str, str]) -> str:
+    """'cause (test, test); cause (test)': each cause once, with the tests it breaks."""
+    tests: dict[str, list[str]] = {}
+    for test, cause in sorted(causes.items()):
+        tests.setdefault(cause, []).append(test)
+    parts = []
+    for cause, names in tests.items():
+        more = f", and {len(names) - 3} more" if len(names) > 3 else ""
+        parts.append(f"{cause} ({', '.join(names[:3])}{more})")
+    return "; ".join(parts)
+
+
+def environment_cause(
+    text: str, repo_files: Sequence[str], generated: frozenset[str] = frozenset()
+) -> str:
+    """Why this failure text points at the environment, and what to install; "" when it may
+    be the code."""
     for match in _MISSING_MODULE.finditer(text):
-        top = match.group(1).split(".")[0]
+        name = match.group(1)
+        top = name.split(".")[0]
         if not _in_repository(top, repo_files):
-            return f"module {top!r} is not installed"
+            return (
+                f"module {top!r} is not installed: install it in setup_command "
+                f"(e.g. python -m pip install {top}, or the package that provides it)"
+            )
+        if _generated(name, repo_files, generated):
+            return f"module {name!r} is generated when the project is installed: " + (
+                INSTALL_THE_PROJECT
+            )
+    for match in _CANNOT_IMPORT.finditer(text):
+        name, module, where = match.groups()
+        if where.startswith(WORKSPACE + "/") or not where.startswith("/"):
+            if _generated(f"{module}.{name}", repo_files, generated):
+                return f"module '{module}.{name}' is generated when the project is installed: " + (
+                    INSTALL_THE_PROJECT
+                )
+            continue  # the repository's own module: a name it lacks is the code's
+        return (
+            f"the installed {module!r} ({where}) has no {name!r}: install the version the "
+            "project needs in setup_command"
+        )
     for pattern, why in _ENVIRONMENT:
         if pattern.search(text):
             return why
     return ""
+
+
+def generated_paths(read: Callable[[str], str | None]) -> frozenset[str]:
+    """The .py paths the repository's build configuration or .gitignore names (setuptools-scm's
+    `write_to`/`version_file`, hatch-vcs's `version-file`...): files an install writes."""
+    found: set[str] = set()
+    for name in ("pyproject.toml", "setup.cfg", "setup.py", "hatch.toml", ".gitignore"):
+        text = read(name) or ""
+        found.update(path.lstrip("./") for path in _PY_PATH.findall(text))
+    return frozenset(found)
+
+
+def _generated(module: str, repo_files: Sequence[str], generated: frozenset[str]) -> bool:
+    """A submodule of the repository's own package that is not in the repository, and that
+    an install writes: named so by the build configuration, or a version module."""
+    *package, leaf = module.split(".")
+    if not package:
+        return False
+    tail = "/".join([*package, leaf])
+    candidates = (f"{tail}.py", f"{tail}/__init__.py")
+    if any(path == c or path.endswith("/" + c) for path in repo_files for c in candidates):
+        return False  # it is there: the failure is something else
+    declared = any(g == c or g.endswith("/" + c) for g in generated for c in candidates)
+    return declared or bool(_VERSION_MODULE.fullmatch(leaf))
 
 
 def _in_repository(module: str, repo_files: Sequence[str]) -> bool:

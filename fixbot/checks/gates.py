@@ -34,7 +34,15 @@ from fixbot.records import (
 )
 from fixbot.sandbox import Limits
 
-_PYTEST_OPTIONS = ("-p", "no:cacheprovider", "--color=no", "-q")
+_PYTEST_OPTIONS = (
+    "-p",
+    "no:cacheprovider",
+    "--color=no",
+    "-q",
+    # A module that cannot be imported (often the environment's fault) must not hide the
+    # outcomes of every other test: pytest would stop after collecting.
+    "--continue-on-collection-errors",
+)
 TAMPERING_KEPT = 20  # named disagreements kept in a result, each capped
 
 

@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import Literal
 
 from fixbot.checks.gates import BadTestCommand
+from fixbot.checks.generated import lay_generated
+from fixbot.checks.index import IndexSettings
 from fixbot.checks.part import Part, aggregate
+from fixbot.checks.plugins import plugin_options
 from fixbot.checks.prepare import prepared_environment
 from fixbot.checks.selection import Selection, failing_first
 from fixbot.checks.suite import ordered, run_suite
@@ -89,6 +92,7 @@ def run_trial(
     *,
     baseline: CheckResult | None = None,
     mode: Mode = "full",
+    index: IndexSettings | None = None,
 ) -> tuple[CheckResult, list[str]]:
     """(the checks' result, protected files found modified afterwards)
 
@@ -96,8 +100,10 @@ def run_trial(
     times on a fresh copy, then raised: it is the environment's problem and costs no budget.
     A run the code under test tampered with is a result (`tampered`), never retried.
     Without a baseline, or with one older than per-check records, every mode is `full`.
+    `index`: the host's package-index settings, for the prepare step.
     """
-    prepared = prepared_environment(sandbox, snapshot, config.setup_command, setup_limits(config))
+    setup, limits = config.setup_commands, setup_limits(config)
+    prepared = prepared_environment(sandbox, snapshot, setup, limits, index)
     checks = checks_of(config)
     selection: Selection = {}
     if baseline is not None and mode != "full":
@@ -193,6 +199,7 @@ def _run_once(
     extra = 0 if sandbox.layered else tree_bytes(snapshot)
     with attempt_scratch(limits.disk_mb, extra_bytes=extra) as scratch:
         tree = prepare(snapshot, scratch.path / "repo", layered=sandbox.layered, patch=patch)
+        lay_generated(prepared, tree.root)  # what the install wrote into the tree
         put_back_protected(snapshot, tree)
         try:
             parts = run_suite(
@@ -205,6 +212,7 @@ def _run_once(
                 limits=limits,
                 scratch=scratch.path,
                 selection=selection,
+                pytest_options=plugin_options(prepared),
             )
         except BadTestCommand as exc:
             raise UsageError(str(exc)) from exc

@@ -17,6 +17,14 @@ and tests alone (a baseline's reproduction, a fix's further verification runs).
 A run whose report disagreed with pytest's own (`tampered`) is never a pass, whatever its tests
 say. The model is told only that, in one named line (TAMPERED): the disagreements themselves
 stay in the evidence (`check.tampering`), so that the feedback does not teach what to avoid.
+
+A baseline's quarantined tests (`baseline["quarantined"]`: flaky across the baseline runs, or
+broken by the environment; checks/classify.py) are outside all of it: whatever they do in an
+attempt (pass, fail, vanish) neither makes nor breaks a pass, so a candidate earns nothing by
+them. Quarantine is decided only from runs of the untouched commit. A test that passed in every
+baseline run and fails after a candidate is a regression of that candidate, even if it is
+nondeterministic: the candidate's code ran, and a re-run that passes would not show that it did
+not cause the failure (it may have made the test flaky). No re-run, no quarantine on sight.
 """
 
 from __future__ import annotations
@@ -72,12 +80,13 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
     if attempt.get("partial"):
         return reproduced(baseline, attempt) or [NOT_IN_FULL]
     found: list[str] = []
-    tests = attempt["tests"]
+    quarantined = baseline.get("quarantined", {})
+    tests = {t: r for t, r in attempt["tests"].items() if t not in quarantined}
     for test in failing_tests(baseline):
         outcome = tests[test]["outcome"] if test in tests else "missing"
         if outcome != "passed":
             found.append(f"{test} still {outcome} (it must pass)")
-    before = baseline["tests"]
+    before = {t: r for t, r in baseline["tests"].items() if t not in quarantined}
     for test in sorted(set(before) - set(tests)):
         if before[test]["outcome"] not in FAILING:
             found.append(f"{test} is no longer collected (the test set must not shrink)")
@@ -116,10 +125,12 @@ def unfinished(result: CheckResult) -> list[str]:
 def reproduced(baseline: CheckResult, rerun: CheckResult) -> list[str]:
     """Why a re-run of the baseline's failing checks and tests does not show them passing: each
     check it ran must have run to its end, each of their baseline failures now passes, and
-    nothing it ran that passed at baseline fails."""
+    nothing it ran that passed at baseline fails; the quarantine is left aside, as in problems."""
     if rerun["status"] not in COMPLETED:
         return unfinished(rerun)
-    tests, before = rerun["tests"], baseline["tests"]
+    quarantined = baseline.get("quarantined", {})
+    tests = {t: r for t, r in rerun["tests"].items() if t not in quarantined}
+    before = baseline["tests"]
     ran = {run["name"] for run in rerun["checks"]} if "checks" in rerun else None
     found = []
     for test in sorted(owned(baseline, ran)):

@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from fixbot import log
+from fixbot.checks import index_settings
 from fixbot.cli import doctor
 from fixbot.cli.action import action
 from fixbot.cli.bench import Wrap, find_entries, render_json, render_table, run_bench
@@ -78,7 +79,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 def verify(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     evidence = load_evidence(args.evidence)
     with closing(choose_sandbox("auto", env)) as sandbox:
-        outcome = reverify(evidence, find_root(args.repo.resolve()), sandbox)
+        root = find_root(args.repo.resolve())
+        outcome = reverify(evidence, root, sandbox, index=index_settings(env))
     log.get().info("verified", holds=outcome.holds, problems=outcome.problems)
     if args.json:
         sys.stdout.write(json.dumps(outcome.summary(), sort_keys=True) + "\n")

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -253,10 +253,14 @@ class TimedSandbox:
         workspace: Path,
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[tuple[Path, str]] = (),
     ) -> Completed:
         start = self.timer.clock()
         try:
-            return self.inner.prepare(argv, workspace=workspace, env_dir=env_dir, limits=limits)
+            return self.inner.prepare(
+                argv, workspace=workspace, env_dir=env_dir, limits=limits, env=env, mounts=mounts
+            )
         finally:
             self.timer.add(self.timer.clock() - start)
 

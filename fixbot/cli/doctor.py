@@ -1,14 +1,18 @@
 """`fixbot doctor`: what this machine can do for fixbot, each answer with what to do about it.
 
 The sandboxes are tried for real (a bubblewrap that is installed but cannot create a namespace
-here is not ready), and the test, lint and type tools are asked for their versions inside the
-sandbox, with the Python the checks will run with.
+here is not ready), the sandbox's `python` is compared with fixbot's own (a toolchain the sandbox
+cannot see is named as such, with why: never "pip install pytest" for a pytest that is
+installed), and the test, lint and type tools are asked for their versions inside the sandbox,
+with the Python the checks will run with.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +20,7 @@ from pathlib import Path
 
 from fixbot import proc
 from fixbot.errors import SandboxFailed, SandboxUnavailable
+from fixbot.proc import Completed
 from fixbot.sandbox import (
     LOCAL_IMAGE,
     BwrapSandbox,
@@ -24,7 +29,9 @@ from fixbot.sandbox import (
     RunSpec,
     Sandbox,
     can_mount,
+    python_prefixes,
     sdk_version,
+    unreadable_toolchain,
 )
 
 _LIMITS = Limits(timeout_seconds=60, memory_mb=1024)
@@ -53,8 +60,10 @@ def diagnose(
     checks = [bwrap_check, docker_check, _workspaces(bwrap, docker), _containment(bwrap, docker)]
     checks.append(_git())
     sandbox = docker or bwrap
+    python = _python_in(sandbox)
+    checks.append(python)
     for name, module, install in _TOOLS:
-        checks.append(_tool_in(sandbox, name, module, install))
+        checks.append(_tool_in(sandbox, name, module, install, python))
     return checks
 
 
@@ -134,20 +143,83 @@ def _git() -> Check:
     )
 
 
-def _tool_in(sandbox: Sandbox | None, name: str, module: str, install: str) -> Check:
+_PROBE = "import sys; print(sys.prefix); print(sys.version.split()[0])"
+
+
+def _python_in(sandbox: Sandbox | None) -> Check:
+    """Whether the checks' `python` inside the sandbox is fixbot's own, and if not, why."""
     if sandbox is None:
-        return Check(name, False, "", "no sandbox to run it in (see above)")
+        return Check("python", False, "", "no sandbox to run it in (see above)")
+    try:
+        result = _in_sandbox(sandbox, ["python", "-c", _PROBE])
+    except SandboxFailed as exc:
+        return Check("python", False, "", f"the {sandbox.name} sandbox failed: {exc}")
+    lines = result.output.strip().splitlines()
+    if result.returncode == 0 and lines and lines[0] == sys.prefix:
+        version = lines[1] if len(lines) > 1 else ""
+        return Check("python", True, version, f"{sys.executable}, seen inside the sandbox")
+    if result.returncode == 0 and lines and not getattr(sandbox, "host_toolchain", True):
+        version = lines[1] if len(lines) > 1 else ""
+        return Check("python", True, version, f"{lines[0]}, the sandbox image's own")
+    if result.returncode == 0 and lines:
+        return Check(
+            "python",
+            False,
+            "",
+            f"the {sandbox.name} sandbox runs the Python at {lines[0]}, not fixbot's "
+            f"({sys.prefix}): install pytest, ruff and mypy there, or run fixbot from a Python "
+            "the sandbox mounts",
+        )
+    return Check("python", False, "", _hidden(sandbox))
+
+
+def _hidden(sandbox: Sandbox) -> str:
+    """Why fixbot's own Python is not visible inside the sandbox, and what to do."""
+    where = f"fixbot's Python ({sys.executable}) is not visible inside the {sandbox.name} sandbox"
+    closed = unreadable_toolchain()
+    if closed:
+        return (
+            f"{where}: the sandbox's users (not its owner, nor in its group) cannot enter "
+            f"{', '.join(closed)}; "
+            "chmod o+rx each (or make the virtualenv where others can read it)"
+        )
+    mounted = ", ".join(["/usr", "/opt", *python_prefixes()])
+    return (
+        f"{where}, though it mounts {mounted} read-only: with a Docker image of your own, "
+        "install pytest, ruff and mypy in it; otherwise run fixbot from a Python under one of "
+        "those folders"
+    )
+
+
+def _in_sandbox(sandbox: Sandbox, argv: list[str]) -> Completed:
     scratch = Path(tempfile.mkdtemp(prefix="fixbot-doctor-"))
     try:
         (scratch / "workspace").mkdir()
         (scratch / "outputs").mkdir()
         spec = RunSpec(scratch / "workspace", scratch / "outputs", limits=_LIMITS)
-        result = sandbox.run(["python", "-m", module, "--version"], spec)
-    except SandboxFailed as exc:
-        return Check(name, False, "", f"the {sandbox.name} sandbox failed: {exc}")
+        return sandbox.run(argv, spec)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _tool_in(sandbox: Sandbox | None, name: str, module: str, install: str, python: Check) -> Check:
+    if sandbox is None:
+        return Check(name, False, "", "no sandbox to run it in (see above)")
+    try:
+        result = _in_sandbox(sandbox, ["python", "-m", module, "--version"])
+    except SandboxFailed as exc:
+        return Check(name, False, "", f"the {sandbox.name} sandbox failed: {exc}")
     where = f"in the {sandbox.name} sandbox's python"
+    if result.returncode != 0 and not python.ok:
+        return Check(name, False, "", f"not importable {where}: see python above")
+    if result.returncode != 0 and importlib.util.find_spec(module) is not None:
+        return Check(
+            name,
+            False,
+            "",
+            f"installed in fixbot's Python ({sys.prefix}) but not importable {where}: "
+            f"{result.tail(300).strip()}",
+        )
     if result.returncode != 0:
         return Check(name, False, "", f"not importable {where}: {install}")
     lines = result.output.strip().splitlines()

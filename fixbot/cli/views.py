@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fixbot import log
+from fixbot.checks import prune_environments
 from fixbot.config import load_config
 from fixbot.edits import summary as diff_summary
 from fixbot.errors import UsageError
@@ -75,9 +76,15 @@ def prune(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         gone = lessons.prune(store, days * 86400, now)
     for thread in threads:  # their older attempts' full results go with them
         shutil.rmtree(state.logs(thread), ignore_errors=True)
-    log.get().info("pruned", threads=len(threads), lessons=gone, older_than_days=days)
-    data = {"threads": threads, "lessons": gone, "older_than_days": days}
-    text = f"pruned {len(threads)} thread(s) and {gone} lesson(s) older than {days} days\n"
+    envs = prune_environments(state.envs, days * 86400, now)  # one per commit prepared
+    log.get().info(
+        "pruned", threads=len(threads), lessons=gone, environments=len(envs), older_than_days=days
+    )
+    data = {"threads": threads, "lessons": gone, "environments": envs, "older_than_days": days}
+    text = (
+        f"pruned {len(threads)} thread(s), {gone} lesson(s) and {len(envs)} prepared "
+        f"environment(s) older than {days} days\n"
+    )
     return _emit(args, data, text)
 
 

@@ -56,20 +56,31 @@ def checks_over(
     the `baseline` it reads: in full, failing first, or the failing ones only (checks.run_trial)."""
     opened = unprotect(snapshot or deps.snapshot, allowed)
     result, tampered = run_trial(
-        deps.sandbox, opened, deps.config, patch_text, baseline=baseline, mode=mode
+        deps.sandbox,
+        opened,
+        deps.config,
+        patch_text,
+        baseline=baseline,
+        mode=mode,
+        index=deps.index,
     )
     return result, tampered_problems(tampered)
 
 
 def decide(baseline: CheckResult, current: Attempt) -> Attempt:
-    """The attempt with its verdict: pass, fail (it ran and is not a pass) or rejected."""
+    """The attempt with its verdict: pass, fail (it ran and is not a pass) or rejected; its
+    check carries the baseline's quarantine, so that a quarantined test failing there is never
+    fed back, compared or learnt from as the attempt's failure."""
     problems = list(current["problems"])
-    if current["check"] is not None:
-        problems += pass_problems(baseline, current["check"])
+    check = current["check"]
+    if check is not None:
+        problems += pass_problems(baseline, check)
         outcome: Verdict = "pass" if not problems else "fail"
+        if "quarantined" in baseline:
+            check = {**check, "quarantined": baseline["quarantined"]}
     else:
         outcome = "rejected"
-    return {**current, "problems": problems, "verdict": outcome}
+    return {**current, "check": check, "problems": problems, "verdict": outcome}
 
 
 def record(state: FixState, deps: Deps, decided: Sequence[Attempt]) -> Update:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from fixbot.checks import IndexSettings
 from fixbot.config import Config
 from fixbot.llm import Model
 from fixbot.sandbox import Sandbox
@@ -31,6 +32,8 @@ class Deps:
     clock: Callable[[], float] = time.time
     repository: str = ""  # the repository's identity: its lessons' namespace
     strong_model: Model | None = None  # asked once config.strong_after attempts have failed
+    # the host's package-index settings, for the prepare step
+    index: IndexSettings = field(default_factory=IndexSettings)
 
     @property
     def protected_globs(self) -> list[str]:

@@ -13,12 +13,14 @@ from fixbot.checks import (
     AUTOFIX_MODEL,
     as_rerun,
     classify,
+    generated_paths,
     limits_for,
     network_probe,
     reader,
     require_completed,
     ruff_diff,
     ruff_failing,
+    with_quarantine,
 )
 from fixbot.config import checks_of
 from fixbot.edits import DiffRejected, parse_reply
@@ -51,8 +53,9 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
     ]
     # Compared over the same tests: a reproduction runs only the failing ones.
     runs = [as_rerun(first, reruns[0]) if reruns and mode == "rerun" else first, *reruns]
-    found = classify(runs, deps.files)
-    update.update(classification=found.kind, flaky_tests=list(found.flaky_tests))
+    found = classify(runs, deps.files, generated_paths(reader(deps.snapshot.tree)))
+    first = with_quarantine(first, found)  # flaky and environmental tests: outside the pass
+    update.update(baseline=first, classification=found.kind, flaky_tests=list(found.flaky_tests))
     if found.kind != "code":
         update["reason"] = found.reason
     if deps.base_snapshot is not None:

@@ -168,15 +168,22 @@ def _tests_table(result: FixResult) -> list[str]:
     if not result.baseline:
         return []
     before = result.baseline.get("tests", {})
-    failing = sorted(t for t, r in before.items() if r["outcome"] in ("failed", "error"))
-    if not failing:
-        return []
+    failing = result.failing_tests
+    rows: list[str] = []
     after: Mapping[str, Any] = (result.verification or {}).get("tests", {})
-    rows = ["### Originally failing tests", "", "| test | before | after |", "|---|---|---|"]
+    if failing:
+        rows += ["### Originally failing tests", "", "| test | before | after |", "|---|---|---|"]
     for test in failing:
         now = after.get(test, {}).get("outcome", "-")
         was = before[test]["outcome"]
         rows.append(f"| {_code_cell(test)} | {_cell(was, 20)} | {_cell(str(now), 20)} |")
+    if result.quarantined:
+        rows += ["", "### Quarantined tests (outside the pass definition)", ""]
+        rows += ["Their outcome neither made nor broke the pass.", ""]
+        rows += ["| test | why | after |", "|---|---|---|"]
+    for test, why in result.quarantined.items():
+        now = after.get(test, {}).get("outcome", "-")
+        rows.append(f"| {_code_cell(test)} | {_cell(why, 300)} | {_cell(str(now), 20)} |")
     return rows
 
 

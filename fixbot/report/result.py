@@ -77,9 +77,21 @@ class FixResult:
 
     @property
     def failing_tests(self) -> list[str]:
-        """The tests that failed at baseline: the failure's identity."""
-        tests: Mapping[str, Mapping[str, object]] = (self.baseline or {}).get("tests", {})
-        return sorted(test for test, case in tests.items() if case.get("outcome") in FAILING)
+        """The tests that failed at baseline, but the quarantined: the failure's identity."""
+        baseline = self.baseline or {}
+        tests: Mapping[str, Mapping[str, object]] = baseline.get("tests", {})
+        quarantined = baseline.get("quarantined", {})
+        return sorted(
+            test
+            for test, case in tests.items()
+            if case.get("outcome") in FAILING and test not in quarantined
+        )
+
+    @property
+    def quarantined(self) -> dict[str, str]:
+        """Tests outside the pass definition (flaky at baseline, or the environment's): why."""
+        found: Mapping[str, str] = (self.baseline or {}).get("quarantined", {})
+        return dict(sorted(found.items()))
 
     @property
     def diff_sha256(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
+from fixbot.checks import IndexSettings, index_settings
 from fixbot.config import Config
 from fixbot.errors import UsageError
 from fixbot.llm import Model, OpenAIModel
@@ -50,6 +51,7 @@ class Clients:
     secrets: tuple[str, ...] = field(default=(), repr=False)
     observe: Observer = _ignore
     clock: Callable[[], float] = time.time
+    index: IndexSettings = field(default_factory=IndexSettings)  # for the prepare step
 
 
 def secrets_in(env: Mapping[str, str], extra: Sequence[str] = ()) -> tuple[str, ...]:
@@ -104,14 +106,16 @@ def open_clients(
         stack.enter_context(thread_lock(state, thread, database_url))
         checkpointer = stack.enter_context(checkpointer_for(state, database_url))
         store = stack.enter_context(store_for(state, database_url))
+        index = index_settings(env)
         yield Clients(
             model=model,
             sandbox=sandbox,
             checkpointer=checkpointer,
             store=store,
             strong_model=strong,
-            secrets=secrets_in(env, secrets),
+            secrets=secrets_in(env, [*secrets, *index.secrets]),
             observe=observe,
+            index=index,
         )
 
 
@@ -141,4 +145,5 @@ def build_deps(
         known_secrets=clients.secrets,
         repository=repository_identity(snapshot.repo),
         strong_model=clients.strong_model,
+        index=clients.index,
     )

@@ -16,14 +16,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fixbot.checks import (
+    IndexSettings,
+    classify,
+    generated_paths,
+    reader,
+    run_trial,
+    tampered_problems,
+    with_quarantine,
+)
 from fixbot.checks import problems as pass_problems
-from fixbot.checks import run_trial, tampered_problems
-from fixbot.config import load_config
+from fixbot.config import Config, load_config
 from fixbot.edits import DiffRejected
 from fixbot.errors import UsageError
-from fixbot.records import failing_tests
+from fixbot.records import COMPLETED, CheckResult, failing_tests
 from fixbot.sandbox import Sandbox
-from fixbot.snapshot import manifest_digest, protect, resolve_commit, take_snapshot
+from fixbot.snapshot import (
+    Snapshot,
+    manifest_digest,
+    protect,
+    repo_files,
+    resolve_commit,
+    take_snapshot,
+)
 
 
 @dataclass(frozen=True)
@@ -54,7 +69,9 @@ def load_evidence(path: Path) -> dict[str, Any]:
     return data
 
 
-def reverify(evidence: dict[str, Any], repo: Path, sandbox: Sandbox) -> Reverification:
+def reverify(
+    evidence: dict[str, Any], repo: Path, sandbox: Sandbox, *, index: IndexSettings | None = None
+) -> Reverification:
     patch_text: str = evidence["diff"]
     if hashlib.sha256(patch_text.encode()).hexdigest() != evidence.get("diff_sha256"):
         return Reverification(False, ["the diff does not match the SHA-256 recorded with it"])
@@ -66,15 +83,33 @@ def reverify(evidence: dict[str, Any], repo: Path, sandbox: Sandbox) -> Reverifi
         snapshot = protect(exported, config.protected_paths)
         if manifest_digest(snapshot.manifest) != evidence.get("manifest_sha256"):
             problems.append("the protected files at this commit differ from the recorded manifest")
-        before, _ = run_trial(sandbox, snapshot, config, "")
+        before = _baseline(sandbox, snapshot, config, index)
         failing = failing_tests(before)
         if not failing:
             problems.append("the recorded failure no longer reproduces at this commit")
         try:
-            after, tampered = run_trial(sandbox, snapshot, config, patch_text)
+            after, tampered = run_trial(sandbox, snapshot, config, patch_text, index=index)
         except DiffRejected as exc:
             return Reverification(False, [f"the diff does not apply: {exc}"], failing)
         problems += tampered_problems(tampered)
         problems += pass_problems(before, after)
         problems += [f"tampering: {reason}" for reason in after.get("tampering", [])]
     return Reverification(holds=not problems, problems=problems, failing_before=failing)
+
+
+def _baseline(
+    sandbox: Sandbox, snapshot: Snapshot, config: Config, index: IndexSettings | None
+) -> CheckResult:
+    """The failure reproduced as the fix run did: repeated, its flaky and environmental tests
+    quarantined from these runs alone (never from the evidence, which could say anything)."""
+    first, _ = run_trial(sandbox, snapshot, config, "", index=index)
+    if first["status"] not in COMPLETED or not failing_tests(first):
+        return first
+    runs = [first]
+    for _ in range(config.verification.baseline_runs - 1):
+        again, _ = run_trial(sandbox, snapshot, config, "", index=index)
+        if again["status"] not in COMPLETED:
+            return first
+        runs.append(again)
+    found = classify(runs, repo_files(snapshot), generated_paths(reader(snapshot.tree)))
+    return with_quarantine(first, found)

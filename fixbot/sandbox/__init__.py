@@ -11,7 +11,7 @@ from __future__ import annotations
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.cgroup_detect import evacuate_root
 from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox, sdk_version
-from fixbot.sandbox.host import NOBODY, SANDBOX_GID
+from fixbot.sandbox.host import NOBODY, SANDBOX_GID, python_prefixes, unreadable_toolchain
 from fixbot.sandbox.protocol import (
     BASE_ENV,
     DEFAULT_LIMITS,
@@ -51,6 +51,8 @@ __all__ = [
     "choose",
     "evacuate_root",
     "prepared_env",
+    "python_prefixes",
     "reap",
     "sdk_version",
+    "unreadable_toolchain",
 ]

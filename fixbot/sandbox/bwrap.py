@@ -29,7 +29,7 @@ from fixbot import proc
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
 from fixbot.sandbox import seccomp
-from fixbot.sandbox.bwrap_argv import Confinement, drop, overlay, prefix, rlimits
+from fixbot.sandbox.bwrap_argv import Confinement, drop, open_parents, overlay, prefix, rlimits
 from fixbot.sandbox.cgroup_detect import detect
 from fixbot.sandbox.cgroups import Hierarchy, NoCgroups
 from fixbot.sandbox.host import NOBODY, give_to, hand_over, readonly_sources, share
@@ -204,6 +204,8 @@ class BwrapSandbox:
         workspace: Path,
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[tuple[Path, str]] = (),
     ) -> Completed:
         outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
         try:
@@ -211,9 +213,9 @@ class BwrapSandbox:
                 if self.privileged:
                     for path in (workspace, env_dir, outputs):
                         give_to(path, user.uid, user.gid)
-                plan = _Plan(workspace, outputs, workspace, (), env_dir, setup=True)
+                plan = _Plan(workspace, outputs, workspace, (), env_dir, True, mounts=tuple(mounts))
                 try:
-                    return self._run(argv, [], plan, limits, SETUP_ENV, user)
+                    return self._run(argv, [], plan, limits, {**SETUP_ENV, **(env or {})}, user)
                 finally:
                     if self.privileged:
                         share(env_dir)  # every later run, whatever its uid, reads it
@@ -252,8 +254,8 @@ class BwrapSandbox:
                 args += ["--bind" if plan.setup else "--ro-bind", str(plan.prepared), PREPARED]
             for rel, source in readonly_sources(plan.pristine, plan.readonly):
                 args += ["--ro-bind", source, f"{WORKSPACE}/{rel}"]
-            for host, target in plan.mounts:  # fixbot's own folders (the staged pytest plugin)
-                args += ["--ro-bind", str(host), target]
+            for host, target in plan.mounts:  # fixbot's own: the staged plugin, index settings
+                args += [*open_parents(target), "--ro-bind", str(host), target]
             for key, value in (env or {}).items():
                 args += ["--setenv", key, value]
             # bwrap reports an exit code only for a command it got to run.
@@ -295,4 +297,4 @@ class _Plan:
     prepared: Path | None  # the prepared environment, at PREPARED
     setup: bool  # fixbot's prepare step: network, and the environment writable
     fds: tuple[int, ...] = ()  # inherited by the command, at the same numbers
-    mounts: tuple[tuple[Path, str], ...] = ()  # fixbot's own folders, read-only
+    mounts: tuple[tuple[Path, str], ...] = ()  # fixbot's own, read-only: (host, target)

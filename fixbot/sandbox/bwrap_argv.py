@@ -78,11 +78,12 @@ def prefix(
     for path in SYSTEM_DIRS:
         if Path(path).exists():
             args += ["--ro-bind", path, path]
+    # The sandbox's own /tmp first: a toolchain under the host's /tmp (a virtualenv pip put
+    # there) is then bound over it, where it is, instead of hidden by it.
+    size = str(limits.tmp_size_mb * 1024 * 1024)
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     for path in python_prefixes():
-        # bwrap would copy the modes of the host's parents (/root is 0700): open them up.
-        for parent in reversed(Path(path).parents[:-1]):
-            args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", path, path]
+        args += [*open_parents(path), "--ro-bind", path, path]
     args += list(root_links())
     args += ["--perms", "0755", "--dir", "/etc"]  # as root, bwrap would make it 0700
     passwd, group = confinement.identity or ("/etc/passwd", "/etc/group")
@@ -91,8 +92,6 @@ def prefix(
         if Path(path).exists():
             args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    size = str(limits.tmp_size_mb * 1024 * 1024)
-    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     # bwrap's own /dev/shm is root's 0755 in privileged mode: every POSIX semaphore (any
     # multiprocessing Lock, Queue or Pool) would fail for the sandbox's user.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
@@ -105,6 +104,16 @@ def prefix(
         environment.update(prepared_env(environment["PATH"]))
     for key, value in environment.items():
         args += ["--setenv", key, value]
+    return args
+
+
+def open_parents(path: str) -> list[str]:
+    """bwrap would copy the modes of the host's parents (/root is 0700): open them up; the
+    sandbox's /tmp (mode 1777) is left as it is."""
+    args: list[str] = []
+    for parent in reversed(Path(path).parents[:-1]):
+        if parent != Path("/tmp"):
+            args += ["--perms", "0755", "--dir", str(parent)]
     return args
 
 

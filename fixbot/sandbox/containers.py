@@ -51,7 +51,7 @@ class Plan:
     readonly: Sequence[str]
     prepared: Path | None  # the prepared environment, at PREPARED
     setup: bool  # fixbot's prepare step: network, and the environment writable
-    extra: tuple[tuple[Path, str], ...] = ()  # fixbot's own folders, read-only (RunSpec.mounts)
+    extra: tuple[tuple[Path, str], ...] = ()  # RunSpec.mounts, read-only: (host, target)
 
 
 def toolchain_mounts() -> list[MountSpec]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -187,6 +188,12 @@ class DockerSandbox:
             shutil.rmtree(root, ignore_errors=True)
 
     def _connect(self, sdk: Any, environment: Mapping[str, str] | None) -> docker.DockerClient:
+        unreachable = unreachable_socket(os.environ if environment is None else environment)
+        if unreachable:
+            raise SandboxUnavailable(
+                f"the Docker engine does not answer ({unreachable}); start dockerd "
+                f"({SETUP_HINT}), or use --sandbox bwrap"
+            )
         client: docker.DockerClient | None = None
         try:
             client = sdk.from_env(timeout=_PROBE_TIMEOUT, environment=environment)
@@ -250,13 +257,15 @@ class DockerSandbox:
         workspace: Path,
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[tuple[Path, str]] = (),
     ) -> Completed:
         outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
         try:
             if os.geteuid() == 0:
                 give_to(env_dir, NOBODY)
-            plan = Plan(workspace, outputs, None, (), env_dir, setup=True)
-            return self._run(argv, plan, limits, SETUP_ENV)
+            plan = Plan(workspace, outputs, None, (), env_dir, True, tuple(mounts))
+            return self._run(argv, plan, limits, {**SETUP_ENV, **(env or {})})
         finally:
             if os.geteuid() == 0:
                 share(env_dir)  # every later run reads it through the sandboxes' group
@@ -427,6 +436,23 @@ def _seccomp_option(engine_options: Sequence[str]) -> tuple[list[str], str]:
     except seccomp.Unsupported as exc:
         return [], f"the engine's default seccomp profile ({exc})"
     return [f"seccomp={seccomp.docker_profile(arch)}"], seccomp.describe(arch)
+
+
+def unreachable_socket(environment: Mapping[str, str]) -> str:
+    """Why the engine's unix socket takes no connection ("" when it does, or the engine is not
+    on a unix socket), asked with a socket of fixbot's own, closed whatever happens: the SDK
+    leaves its socket open when the connection fails."""
+    host = environment.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if not host.startswith("unix://"):
+        return ""
+    path = host.removeprefix("unix://")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(_PROBE_TIMEOUT)
+        try:
+            probe.connect(path)
+        except OSError as exc:
+            return f"no engine at {path}: {exc.strerror or exc}"
+    return ""
 
 
 def _close_quietly(stream: Any) -> None:

@@ -24,6 +24,21 @@ def python_prefixes() -> list[str]:
     return sorted(p for p in prefixes if not any(p.startswith(s + "/") for s in SYSTEM_DIRS))
 
 
+def unreadable_toolchain() -> list[str]:
+    """The folders of fixbot's Python that the sandbox's users (neither their owner nor in
+    their group) cannot enter: mounted, they are still closed to them (a virtualenv made in a
+    mode-0700 temporary folder)."""
+    closed = []
+    for prefix in python_prefixes():
+        try:
+            mode = os.stat(prefix).st_mode
+        except OSError:
+            continue
+        if mode & 0o005 != 0o005:
+            closed.append(f"{prefix} (mode {mode & 0o777:04o})")
+    return closed
+
+
 def overlay_options(upper: Path, lower: Path, work: Path) -> str:
     """overlayfs's mount options for these folders (fixbot's own, never the repository's)."""
     for path in (upper, lower, work):

@@ -117,9 +117,12 @@ class Sandbox(Protocol):
         workspace: Path,
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[tuple[Path, str]] = (),
     ) -> Completed:
         """fixbot's own setup step, never a candidate's: argv over `workspace` (a copy of the
-        snapshot) with the network, and `env_dir` writable at PREPARED; else as run()."""
+        snapshot) with the network, and `env_dir` writable at PREPARED; `env` added to
+        SETUP_ENV, each (host path, target) of `mounts` read-only; else as run()."""
         ...
 
     def describe(self) -> str:

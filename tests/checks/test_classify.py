@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixbot.checks import classify, environment_cause
+from fixbot.checks import classify, environment_cause, generated_paths, with_quarantine
 from fixbot.records import CaseResult, CheckResult
 
 FILES = ["calc.py", "pkg/__init__.py", "pkg/util.py", "tests/test_calc.py"]
@@ -35,7 +35,7 @@ def test_a_failure_that_reproduces_is_code() -> None:
 
 
 def test_a_test_that_passes_in_one_run_is_flaky() -> None:
-    found = classify([run(a=BUG, b=BUG), run(a=BUG, b=("passed", ""))], FILES)
+    found = classify([run(a=("passed", ""), b=BUG), run(a=("passed", ""), b=("passed", ""))], FILES)
     assert found.kind == "flaky"
     assert found.flaky_tests == ("b",)
     assert "flaky" in found.reason and "b" in found.reason
@@ -79,3 +79,132 @@ def test_environment_only_when_every_failure_is() -> None:
     missing = ("error", "ModuleNotFoundError: No module named 'requests'")
     assert classify([run(a=missing, b=missing)] * 2, FILES).kind == "environment"
     assert classify([run(a=missing, b=BUG)] * 2, FILES).kind == "code"
+
+
+PASS = ("passed", "")
+
+
+def test_a_flaky_neighbour_is_quarantined_and_the_deterministic_failure_is_code() -> None:
+    found = classify([run(a=BUG, b=BUG, c=PASS), run(a=BUG, b=PASS, c=PASS)], FILES)
+    assert found.kind == "code"
+    assert found.flaky_tests == ("b",)
+    assert dict(found.quarantined) == {
+        "b": "flaky: failed in some baseline runs and passed in others"
+    }
+    assert "1 flaky test(s) quarantined" in found.reason
+
+
+def test_only_flaky_failures_escalate_as_flaky() -> None:
+    found = classify([run(a=BUG, b=PASS), run(a=PASS, b=BUG)], FILES)
+    assert found.kind == "flaky"
+    assert found.flaky_tests == ("a", "b")
+    assert "none failed in every run" in found.reason
+
+
+def test_a_test_collected_in_one_run_only_flaps() -> None:
+    # A module that fails to import in one run: its error id there, its tests in the other.
+    found = classify(
+        [run(a=BUG, mod=("error", "collection failure")), run(a=BUG, **{"mod::t": PASS})], FILES
+    )
+    assert found.kind == "code"
+    assert found.flaky_tests == ("mod", "mod::t")
+
+
+def test_environmental_failures_beside_a_code_failure_are_quarantined_with_the_reason() -> None:
+    missing = ("error", "ModuleNotFoundError: No module named 'numpy'")
+    found = classify([run(a=BUG, b=missing)] * 2, FILES)
+    assert found.kind == "code"
+    assert found.quarantined["b"].startswith("environment: module 'numpy' is not installed")
+    assert "python -m pip install numpy" in found.quarantined["b"]
+    assert "a" not in found.quarantined
+
+
+def test_an_environment_escalation_says_what_to_install_and_names_the_tests() -> None:
+    missing = ("error", "ModuleNotFoundError: No module named 'numpy'")
+    found = classify([run(a=missing, b=missing, c=PASS)] * 2, FILES)
+    assert found.kind == "environment"
+    assert "module 'numpy' is not installed" in found.reason
+    assert "python -m pip install numpy" in found.reason
+    assert "(a, b)" in found.reason
+
+
+def test_with_quarantine_marks_the_baseline_for_the_pass_definition() -> None:
+    first = run(a=BUG, b=BUG)
+    found = classify([first, run(a=BUG, b=PASS)], FILES)
+    marked = with_quarantine(first, found)
+    assert marked["quarantined"] == {"b": found.quarantined["b"]}
+    assert "quarantined" not in first  # a copy
+    assert with_quarantine(first, classify([first, first], FILES)) is first
+
+
+VERSION_FILES = [*FILES, "src/gen/__init__.py", "src/gen/core.py"]
+
+
+@pytest.mark.parametrize(
+    ("message", "generated"),
+    [
+        ("ModuleNotFoundError: No module named 'pkg._version'", frozenset()),
+        ("ModuleNotFoundError: No module named 'gen.version'", frozenset()),
+        (
+            "ModuleNotFoundError: No module named 'gen._build_info'",
+            frozenset({"src/gen/_build_info.py"}),
+        ),
+        (
+            "ImportError: cannot import name '_version' from 'pkg' (/workspace/pkg/__init__.py)",
+            frozenset(),
+        ),
+    ],
+)
+def test_a_module_the_install_generates_is_the_environment(
+    message: str, generated: frozenset[str]
+) -> None:
+    cause = environment_cause(message, VERSION_FILES, generated)
+    assert "is generated when the project is installed" in cause
+    assert "setup_command" in cause and "pip install -e ." in cause
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "ModuleNotFoundError: No module named 'gen._build_info'",  # not declared generated
+        "ModuleNotFoundError: No module named 'pkg.util'",  # it is there: something else
+        "ImportError: cannot import name 'helper' from 'pkg' (/workspace/pkg/__init__.py)",
+    ],
+)
+def test_a_missing_part_of_the_repository_is_still_code(message: str) -> None:
+    assert environment_cause(message, VERSION_FILES) == ""
+
+
+def test_a_name_missing_from_an_installed_package_is_the_environment() -> None:
+    text = (
+        "ImportError: cannot import name 'Mapping' from 'collections' "
+        "(/usr/lib/python3.11/collections/__init__.py)"
+    )
+    cause = environment_cause(text, FILES)
+    assert "the installed 'collections'" in cause and "has no 'Mapping'" in cause
+
+
+def test_generated_paths_come_from_the_build_configuration_and_gitignore() -> None:
+    files = {
+        "pyproject.toml": '[tool.hatch.build.hooks.vcs]\nversion-file = "src/gen/_v.py"\n',
+        ".gitignore": "build/\n/src/gen/_build_info.py\n*.pyc\n",
+    }
+    assert generated_paths(files.get) == frozenset({"src/gen/_v.py", "src/gen/_build_info.py"})
+
+
+def test_one_flapping_case_makes_its_whole_test_function_flaky() -> None:
+    # A coin-flip test with 3 cases over two runs: case 0 failed both times by chance.
+    first = run(**{"t::coin[0]": BUG, "t::coin[1]": BUG, "t::coin[2]": PASS, "t::other": PASS})
+    second = run(**{"t::coin[0]": BUG, "t::coin[1]": PASS, "t::coin[2]": BUG, "t::other": PASS})
+    found = classify([first, second], FILES)
+    assert found.kind == "flaky"
+    assert found.flaky_tests == ("t::coin[0]", "t::coin[1]", "t::coin[2]")
+    mixed = classify(
+        [
+            run(**{"t::coin[0]": BUG, "t::coin[1]": PASS, "t::real": BUG}),
+            run(**{"t::coin[0]": BUG, "t::coin[1]": BUG, "t::real": BUG}),
+        ],
+        FILES,
+    )
+    assert mixed.kind == "code"
+    assert set(mixed.quarantined) == {"t::coin[0]", "t::coin[1]"}

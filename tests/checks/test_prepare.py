@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.checks import cache_key, prepared_environment, run_trial, setup_limits
+from fixbot.checks import (
+    IndexSettings,
+    cache_key,
+    prepared_environment,
+    run_trial,
+    setup_limits,
+)
 from fixbot.config import Config, Gates
 from fixbot.errors import SetupFailed
 from fixbot.paths import StateDir
@@ -158,19 +164,28 @@ def test_prepared_once_then_reused_and_checks_stay_offline(
     assert counter.count == 2
 
 
-def test_a_source_change_keeps_the_key(counter: Counter, tmp_path: Path) -> None:
+def test_every_file_of_the_snapshot_is_in_the_key(counter: Counter, tmp_path: Path) -> None:
+    # The install can run any file (a setup.py that execs _version.py): an environment is
+    # reused only for the very tree that built it.
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (bwrap) is not installed here; CI installs it")
     sandbox = BwrapSandbox()
     repo = _repo(tmp_path / "repo", counter.port)
     (tmp_path / "a").mkdir()
     first = take_snapshot(repo, [], tmp_path / "a", "HEAD")
+    (tmp_path / "a2").mkdir()
+    same = take_snapshot(repo, [], tmp_path / "a2", "HEAD")
+    assert cache_key(first, "x", sandbox) == cache_key(same, "x", sandbox)
     (repo / "calc.py").write_text((repo / "calc.py").read_text() + "\n# touched\n")
     git(repo, "commit", "-qam", "source only")
     (tmp_path / "b").mkdir()
     second = take_snapshot(repo, [], tmp_path / "b", "HEAD")
-    assert cache_key(first, "x", sandbox) == cache_key(second, "x", sandbox)
+    assert cache_key(first, "x", sandbox) != cache_key(second, "x", sandbox)
     assert cache_key(first, "x", sandbox) != cache_key(first, "y", sandbox)
+    assert cache_key(first, "x", sandbox) == cache_key(first, ["x"], sandbox)
+    assert cache_key(first, ["x", "y"], sandbox) != cache_key(first, ["x y"], sandbox)
+    settings = IndexSettings(env={"PIP_INDEX_URL": "https://mirror.invalid/simple"})
+    assert cache_key(first, "x", sandbox, settings) != cache_key(first, "x", sandbox)
 
 
 def test_a_failing_setup_leaves_nothing_cached(

@@ -299,3 +299,62 @@ def test_an_older_attempts_slimmed_result_keeps_why_it_was_refused() -> None:
     for key in ("tampering", "running", "hung", "canaries"):
         assert slimmed[key] == full[key]  # type: ignore[literal-required]
     assert slimmed["log_ref"] == ".fixbot/logs/t/attempt-1.json"
+
+
+def quarantined(tests: dict[str, str], flaky: Sequence[str]) -> CheckResult:
+    result = checked(tests)
+    result["quarantined"] = dict.fromkeys(flaky, "flaky: failed in some baseline runs")
+    return result
+
+
+QUARANTINE = {**BASE, "t::test_flaps": "failed"}
+
+
+@pytest.mark.parametrize(
+    ("flaky_now", "expected"),
+    [
+        ("passed", []),
+        ("failed", []),
+        ("error", []),
+        ("skipped", []),
+        (None, []),  # not collected at all
+    ],
+)
+def test_a_quarantined_test_neither_makes_nor_breaks_a_pass(
+    flaky_now: str | None, expected: list[str]
+) -> None:
+    baseline = quarantined(QUARANTINE, ["t::test_flaps"])
+    now = {"t::test_broken": "passed", "t::test_ok": "passed"}
+    if flaky_now is not None:
+        now["t::test_flaps"] = flaky_now
+    assert problems(baseline, checked(now)) == expected
+
+
+def test_passing_only_a_quarantined_test_earns_nothing() -> None:
+    baseline = quarantined(QUARANTINE, ["t::test_flaps"])
+    attempt = checked(
+        {"t::test_broken": "failed", "t::test_ok": "passed", "t::test_flaps": "passed"}
+    )
+    assert problems(baseline, attempt) == ["t::test_broken still failed (it must pass)"]
+    assert records.failing_tests(baseline) == ["t::test_broken"]
+
+
+def test_a_test_that_passed_at_baseline_and_fails_now_is_a_regression_even_if_it_flaps() -> None:
+    # Quarantine comes from the baseline alone: a test seen passing there and failing after a
+    # candidate is that candidate's regression, whatever a re-run would say.
+    baseline = quarantined(QUARANTINE, ["t::test_flaps"])
+    attempt = checked(
+        {"t::test_broken": "passed", "t::test_ok": "failed", "t::test_flaps": "passed"}
+    )
+    (problem,) = problems(baseline, attempt)
+    assert problem.startswith("t::test_ok was passed before and now failed")
+
+
+def test_an_attempts_quarantine_outlives_slimming() -> None:
+    # decide() hands an attempt's check the baseline's quarantine; the state keeps it small.
+    attempt = quarantined(
+        {"t::test_broken": "failed", "t::test_flaps": "failed"}, ["t::test_flaps"]
+    )
+    slimmed = records.slim(attempt, ".fixbot/logs/x/attempt-1.json")
+    assert slimmed["quarantined"] == attempt["quarantined"]
+    assert records.failing_tests(slimmed) == ["t::test_broken"]

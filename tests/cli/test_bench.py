@@ -266,10 +266,12 @@ def test_the_timed_sandbox_passes_everything_through_and_counts_its_time() -> No
     here = Path("/ws")
     spec = RunSpec(here, Path("/out"), Path("/lower"), Path("/env"), ["tests/x.py"], limits, env)
     timed.run(["python"], spec)
-    timed.prepare(["pip"], workspace=here, env_dir=Path("/env"))
+    mounts = [(Path("/index"), "/fixbot-index")]
+    timed.prepare(["pip"], workspace=here, env_dir=Path("/env"), env=env, mounts=mounts)
+    passed = {"workspace": here, "env_dir": Path("/env"), "limits": DEFAULT_LIMITS}
     assert inner.calls == [
         ("run", {"spec": spec}),
-        ("prepare", {"workspace": here, "env_dir": Path("/env"), "limits": DEFAULT_LIMITS}),
+        ("prepare", {**passed, "env": env, "mounts": mounts}),
     ]
     assert timer.seconds == 1.75
     timed.close()

@@ -18,12 +18,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from fixbot.config import load_config
 from fixbot.llm import OpenAIModel
 from fixbot.proc import Completed
+from fixbot.report import render_markdown
 from fixbot.runs import Clients, FixRequest, run_fix
 from fixbot.sandbox import BwrapSandbox, RunSpec
 from fixbot.snapshot import pin_commit
 from tests.conftest import RunFixbot, git, make_repo, read_example
 from tests.fake_openai import ScriptedOpenAI
-from tests.fakes import GOOD, DelegatingSandbox, reply
+from tests.fakes import GOOD, DelegatingSandbox, reply, wrong
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install bubblewrap)"
@@ -82,6 +83,59 @@ def test_a_flaky_failure_is_not_fixed_and_costs_no_model_call(tmp_path: Path) ->
     assert result.escalation == "flaky" and result.reason.startswith("flaky:")
 
 
+FLAKY_NEIGHBOUR = """import os
+
+
+def test_now_and_then() -> None:
+    # Fails in the first baseline run and in the first final run, passes otherwise.
+    assert os.environ.get("FIXBOT_TEST_RUN", "0") not in ("1", "4")
+"""
+
+
+def test_a_flaky_neighbour_is_quarantined_and_the_deterministic_failure_fixed(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "tests/test_flaky.py": FLAKY_NEIGHBOUR,
+            ".fixbot.yml": "gates: {lint: false, types: false}\n",
+        },
+    )
+    # Runs 1-2: the baseline (the neighbour fails in 1 only); 3: the attempt; 4-5: the final
+    # runs, the neighbour failing in 4: quarantined, it neither makes nor breaks the pass.
+    sandbox = CountingSandbox()
+    sandbox.runs = 1
+    config = load_config(repo, overrides={"model": "m"})
+    request = FixRequest(
+        repo=repo, commit=pin_commit(repo), config=config, model_name="m", base_url=None
+    )
+    with (
+        ScriptedOpenAI([GOOD]) as server,
+        OpenAIModel(model="m", api_key="k", base_url=server.base_url) as model,
+        closing(sqlite3.connect(tmp_path / "state.db", check_same_thread=False)) as db,
+    ):
+        clients = Clients(model=model, sandbox=sandbox, checkpointer=SqliteSaver(db))
+        result = run_fix(request, clients)
+    assert result.status == "fixed", result.reason
+    assert len(server.requests) == 1
+    flaky = "tests.test_flaky::test_now_and_then"
+    assert result.classification == "code"
+    assert result.flaky_tests == [flaky]
+    assert result.failing_tests == [
+        "tests.test_calc::test_mean",
+        "tests.test_calc::test_mean_single",
+    ]
+    assert result.quarantined[flaky].startswith("flaky:")
+    # Both final runs ran: the neighbour's failure in run 4 did not end the verification.
+    assert sandbox.runs == 6
+    # The model was never asked to fix the neighbour.
+    prompt = json.dumps(server.requests[0])
+    assert "tests.test_calc::test_mean" in prompt and flaky not in prompt
+    report = render_markdown(result)
+    assert "Quarantined tests" in report and flaky in report
+
+
 def test_an_environment_failure_is_escalated_without_a_model_call(
     tmp_path: Path, run_fixbot: RunFixbot
 ) -> None:
@@ -97,6 +151,66 @@ def test_an_environment_failure_is_escalated_without_a_model_call(
     assert evidence["classification"] == "environment"
     assert "module 'requests_that_is_not_installed' is not installed" in evidence["reason"]
     assert json.loads(run.stdout)["status"] == "escalated"
+
+
+GENERATED_VERSION = {
+    "pyproject.toml": (
+        '[project]\nname = "gen"\ndynamic = ["version"]\n\n'
+        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\n'
+        'build-backend = "hatchling.build"\n\n'
+        '[tool.hatch.version]\nsource = "vcs"\n\n'
+        '[tool.hatch.build.hooks.vcs]\nversion-file = "gen/_version.py"\n'
+    ),
+    ".gitignore": "gen/_version.py\n",
+    "gen/__init__.py": "from gen._version import __version__\n\n__all__ = ['__version__']\n",
+    "tests/test_gen.py": (
+        "import gen\n\n\ndef test_version() -> None:\n    assert gen.__version__\n"
+    ),
+}
+
+
+def test_only_environment_collection_errors_escalate_naming_what_is_missing(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    # hatch-vcs writes gen/_version.py at install time; without a setup_command nothing did.
+    other = "import numpy_that_is_not_installed\n\n\ndef test_it() -> None:\n    pass\n"
+    repo = make_repo(tmp_path / "repo", {**GENERATED_VERSION, "tests/test_num.py": other})
+    (repo / "tests" / "test_calc.py").unlink()
+    git(repo, "commit", "-qam", "only the environment fails")
+    with ScriptedOpenAI([]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 1, run.stderr
+    assert server.requests == []
+    evidence = run.evidence
+    assert evidence["escalation"] == "environment"
+    reason = evidence["reason"]
+    assert "module 'gen._version' is generated when the project is installed" in reason
+    assert "install the project in setup_command" in reason
+    assert "module 'numpy_that_is_not_installed' is not installed" in reason
+    assert "python -m pip install numpy_that_is_not_installed" in reason
+    assert "tests.test_gen" in reason and "tests.test_num" in reason
+
+
+def test_a_module_the_environment_breaks_is_left_aside_and_the_code_failure_fixed(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    broken = "import numpy_that_is_not_installed\n\n\ndef test_it() -> None:\n    pass\n"
+    repo = make_repo(tmp_path / "repo", {"tests/test_num.py": broken})
+    with ScriptedOpenAI([wrong(1), GOOD]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    evidence = run.evidence
+    assert evidence["status"] == "fixed"
+    quarantined = evidence["baseline"]["quarantined"]
+    assert list(quarantined) == ["tests.test_num"]
+    assert quarantined["tests.test_num"].startswith(
+        "environment: module 'numpy_that_is_not_installed' is not installed"
+    )
+    # Neither the task nor the feedback on the wrong attempt asks for it.
+    for request in server.requests:
+        prompt = json.dumps(request)
+        assert "tests.test_calc::test_mean" in prompt and "tests.test_num" not in prompt
+    assert "tests.test_num" in (run.out / "report.md").read_text()
 
 
 def test_a_failure_that_also_fails_on_the_base_is_labelled_pre_existing(

@@ -163,6 +163,7 @@ def test_prune_keeps_what_is_recent(
     capsys.readouterr()
     assert cli.main(["prune", str(repo), "--json", "--log-format", "json"], {}) == 0
     assert json.loads(capsys.readouterr().out) == {
+        "environments": [],
         "lessons": 0,
         "older_than_days": 30,
         "threads": [],

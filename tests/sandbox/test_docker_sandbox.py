@@ -600,6 +600,7 @@ def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
         "workspaces",
         "containment",
         "git",
+        "python",
         "pytest",
         "ruff",
         "mypy",
@@ -608,6 +609,7 @@ def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
     assert "bwrap: " in containment and "docker: " in containment
     assert containment.count("seccomp (") == 2  # the same filter on both backends
     assert "capped per sandbox (docker --memory, --pids-limit)" in containment
+    assert by_name["python"].ok, by_name["python"]
     assert by_name["docker"].ok, by_name["docker"]
     if os.geteuid() == 0:  # CI: both backends lay workspaces, and the scratch is capped
         assert "overlay per attempt (bwrap, docker)" in by_name["workspaces"].detail
