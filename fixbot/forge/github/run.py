@@ -32,20 +32,13 @@ from fixbot import log
 from fixbot.config import DEFAULT_PROTECTED_PATHS, Config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.forge import (
-    REFUSAL_MARKER,
     Cleanup,
     Git,
     Publisher,
-    PullInfo,
     Skip,
     Trigger,
     cleanup,
-    may_trigger,
-    moved_comment,
-    moved_since,
     publish,
-    refusal_comment,
-    upsert_comment,
 )
 from fixbot.forge.github.actions import (
     PHASES,
@@ -59,8 +52,9 @@ from fixbot.forge.github.actions import (
     write_outputs,
     write_summary,
 )
+from fixbot.forge.github.asked import asked_by_whom
 from fixbot.forge.github.context import fix_job, trusted_config
-from fixbot.forge.github.event import branch_refusal, decide, load_payload, with_pull
+from fixbot.forge.github.event import branch_refusal, decide, load_payload
 from fixbot.records import StepNotRun
 from fixbot.report import (
     EXIT_OK,
@@ -167,7 +161,9 @@ def _triggered(
     config: Config | None,
     never_fix: Sequence[str],
 ) -> ActionOutcome:
-    trigger = _asked_by_whom(env, decision, publisher, phase, never_fix)
+    trigger = asked_by_whom(decision, publisher, phase, never_fix)
+    if isinstance(trigger, Skip):
+        return _skipped(env, trigger)
     if isinstance(trigger, ActionOutcome):
         return trigger
     log.get().info(
@@ -239,69 +235,6 @@ def _cleanup(
         publisher.close()
     log.get().info("cleanup", branch=neutral(decision.branch), closed=list(done.closed))
     return ActionOutcome("cleanup", why, EXIT_OK, published=done)
-
-
-def _asked_by_whom(
-    env: ActionEnv, trigger: Trigger, publisher: Publisher, phase: Phase, never_fix: Sequence[str]
-) -> Trigger | ActionOutcome:
-    """A comment's trigger, checked (permission, fail closed) and resolved to its PR's head."""
-    if trigger.kind != "issue_comment":
-        return trigger
-    refused = _refusal(trigger, publisher, phase)
-    if refused is not None:
-        return refused
-    resolved = _resolve_pull(trigger, publisher, never_fix)
-    if isinstance(resolved, Skip):
-        return _skipped(env, resolved)
-    return _moved(resolved, publisher, phase) or resolved
-
-
-def _moved(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
-    """A refusal when the PR's head is not provably the one the comment was made on: pushed
-    after the comment by GitHub's own record of the branch (never by commit dates, which the
-    pusher chooses), or that record unreadable (fail closed)."""
-    try:
-        pushes = publisher.pushes(trigger.head_repository, trigger.head_ref)
-    except FixbotError as exc:
-        why = f"GitHub's record of pushes to the pull request's branch could not be read ({exc})"
-    else:
-        why = moved_since(pushes, trigger.commented_at, trigger.head_sha)
-    if not why:
-        return None
-    log.get().info("refused", reason=neutral(why), pr=trigger.pr_number)
-    if phase != "fix" and trigger.pr_number is not None:
-        comment = moved_comment(why, trigger.head_sha)
-        upsert_comment(publisher, trigger.pr_number, comment, marker=REFUSAL_MARKER)
-    return ActionOutcome(status="refused", reason=why, exit_code=EXIT_OK)
-
-
-def _refusal(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
-    allowed, why = may_trigger(publisher, trigger.actor)
-    if allowed:
-        return None
-    log.get().info("refused", user=neutral(trigger.actor), reason=neutral(why))
-    if phase != "fix" and trigger.pr_number is not None:
-        # One refusal comment per PR, edited in place: repeated /fix from a reader adds nothing.
-        upsert_comment(
-            publisher, trigger.pr_number, refusal_comment(trigger.actor), marker=REFUSAL_MARKER
-        )
-    return ActionOutcome(status="refused", reason=why, exit_code=EXIT_OK)
-
-
-def _resolve_pull(
-    trigger: Trigger, publisher: Publisher, never_fix: Sequence[str]
-) -> Trigger | Skip:
-    assert trigger.pr_number is not None
-    pull = publisher.get_pull(trigger.pr_number)
-    info = PullInfo(
-        number=pull.number,
-        head_sha=pull.head_sha,
-        head_ref=pull.head_ref,
-        head_repository=pull.head_repository,
-        base_ref=pull.base_ref,
-        state=pull.state,
-    )
-    return with_pull(trigger, info, never_fix=never_fix)
 
 
 def _fix(
