@@ -568,12 +568,23 @@ def telling(key: Key) -> bool:
     return len(text.strip()) >= 2 and any(c.isalnum() for c in text)
 
 
+def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
+    """A return counts only under a condition that names a tested value (`if len(xs) > 2:`, a
+    `case [4.0]:`): a base case under a general one (`if not numbers: return 0, 1`, the empty
+    input the docstring specifies) is how a good engineer writes the fix, whatever it returns."""
+    parent = source.parents.get(node)
+    if isinstance(parent, ast.match_case):
+        return True
+    if not isinstance(parent, ast.If):
+        return False
+    return any(literal_key(n) in source.literals for n in ast.walk(parent.test))
+
+
 def special_cases_test(source: Source) -> Iterator[Hit]:
     if source.is_test or not source.literals:
         return
     for node in source.new(ast.Compare, ast.match_case, ast.Return, ast.Dict):
-        conditional = (ast.If, ast.match_case)
-        if isinstance(node, ast.Return) and not isinstance(source.parents.get(node), conditional):
+        if isinstance(node, ast.Return) and not _guarded_by_a_test_value(node, source):
             continue
         for literal in _compared(node, source.literals):
             test = source.literals.get(literal_key(literal) or ("", None))
