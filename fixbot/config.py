@@ -101,6 +101,15 @@ class Parallel:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    # Attempt 1 asks at the first (0: deterministic), a retry at the second, and each strike
+    # (a repeat, a reply that changes nothing) moves the next attempt one step further.
+    temperatures: tuple[float, ...] = field(
+        default=(0.0, 0.7, 1.0), metadata={"items": {"minimum": 0, "maximum": 2}, "minItems": 1}
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     test_command: str = field(default="python -m pytest", metadata={"shell_words": True})
     setup_command: str | None = None
@@ -122,8 +131,12 @@ class Config:
     stuck: Stuck = Stuck()
     retention_days: int = _bounded(30, minimum=1, maximum=3650)  # `fixbot prune` default age
     prompt_budget_tokens: int = _bounded(8000, minimum=1000, maximum=200_000)  # task prompt
+    # The model's context window: the whole request (every message and the reply reserve)
+    # fits it. None: as the endpoint states it, else 8,192.
+    model_context_tokens: int | None = _bounded(None, minimum=1024, maximum=10_000_000)
     reflection: bool = False  # a separate diagnosis call before each retry (measured: README)
     parallel: Parallel = Parallel()  # K candidates at once after the first failed attempt
+    sampling: Sampling = Sampling()  # the temperatures one attempt at a time asks at
     source: str | None = field(default=None, metadata={"internal": True})
 
     def to_dict(self) -> dict[str, object]:
@@ -132,6 +145,7 @@ class Config:
         del data["source"]
         data["protected_paths"] = list(self.protected_paths)
         data["parallel"]["temperatures"] = list(self.parallel.temperatures)
+        data["sampling"]["temperatures"] = list(self.sampling.temperatures)
         return data
 
 

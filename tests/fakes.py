@@ -15,6 +15,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from fixbot.llm import DeadlinePassed, Reply
+from fixbot.window import ContextWindow
 from fixbot.proc import Completed
 from fixbot.sandbox import DEFAULT_LIMITS, Limits, RunSpec, Sandbox
 
@@ -76,6 +77,8 @@ class ScriptedModel:
     completion_tokens: int = 50
     asked: list[list[dict[str, str]]] = field(default_factory=list)
     temperatures: list[float | None] = field(default_factory=list)
+    window: ContextWindow = field(default_factory=ContextWindow)
+    max_tokens: list[int | None] = field(default_factory=list)
 
     def complete(
         self,
@@ -91,6 +94,7 @@ class ScriptedModel:
             raise AssertionError(f"the script is exhausted after {len(self.asked)} calls")
         self.asked.append([dict(m) for m in messages])
         self.temperatures.append(temperature)
+        self.max_tokens.append(max_tokens)
         text = self.replies.pop(0)
         return Reply(text, self.name, self.prompt_tokens, self.completion_tokens, False)
 

@@ -6,9 +6,12 @@ here only chooses what goes in and how much of it fits.
 
 from __future__ import annotations
 
-from fixbot.prompts.excerpts import failing, prompt_values
+from fixbot.prompts.excerpts import file_to_return, prompt_values
+from fixbot.prompts.failures import failing
 from fixbot.prompts.messages import (
+    Ask,
     Message,
+    Shape,
     ShownLesson,
     diagnosis_messages,
     feedback,
@@ -20,11 +23,14 @@ from fixbot.prompts.messages import (
 from fixbot.prompts.render import render
 
 __all__ = [
+    "Ask",
     "Message",
+    "Shape",
     "ShownLesson",
     "diagnosis_messages",
     "failing",
     "feedback",
+    "file_to_return",
     "fit_jobs",
     "prompt_values",
     "render",

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
-from fixbot.llm import estimate_tokens
 from fixbot.records import CheckResult
 from fixbot.snapshot import read_inside
+from fixbot.window import estimate_tokens
 
 WHOLE_FILE_CHARS = 6_000  # a file this small is shown whole
 FRAME_CHARS = 8_000  # a definition larger than this is shown as a window around the line
@@ -34,6 +34,8 @@ class Excerpt(TypedDict):
     title: str  # "calc.py (whole file)" or "lines 120-145 of calc.py (...)"
     text: str
     fence: str  # a backtick fence longer than any run of backticks inside the text
+    path: str
+    whole: bool  # the whole file
 
 
 def cost(texts: Iterable[str], overhead: int) -> int:
@@ -106,6 +108,8 @@ class Sources:
                     title=_title(span, first, last, len(source.lines)),
                     text=text,
                     fence=fence([text]),
+                    path=span.path,
+                    whole=first == 1 and last >= len(source.lines),
                 )
                 tokens_of = cost([excerpt["title"] + "\n" + text], ITEM_TOKENS)
                 if spent + tokens_of <= tokens:

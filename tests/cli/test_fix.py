@@ -160,8 +160,8 @@ def test_reply_without_diff_then_right(tmp_path: Path, run_fixbot: RunFixbot) ->
     assert run.code == 0, run.stderr
     first = run.evidence["attempts"][0]
     assert first["verdict"] == "rejected" and first["check"] is None
-    assert "no ```diff block" in first["problems"][0]
-    assert "no ```diff block" in server.requests[1]["messages"][-1]["content"]
+    assert "the reply contains no edit" in first["problems"][0]
+    assert "the reply contains no edit" in server.requests[1]["messages"][-1]["content"]
 
 
 def test_diff_that_does_not_apply_is_refused_with_the_hunk_named(

@@ -106,9 +106,9 @@ def test_a_malformed_reply_is_rejected_and_the_next_one_runs(tmp_path: Path) -> 
     final, model, sandbox = run(tmp_path, ["I would change the mean.", GOOD])
     first, second = final["attempts"]
     assert first["verdict"] == "rejected" and first["check"] is None
-    assert "no ```diff block" in first["problems"][0]
+    assert "the reply contains no edit" in first["problems"][0]
     assert second["verdict"] == "pass" and final["status"] == "fixed"
-    assert "no ```diff block" in model.asked[1][-1]["content"]
+    assert "the reply contains no edit" in model.asked[1][-1]["content"]
     assert sum("pytest" in argv for argv in sandbox.runs) == 5  # the rejected one never ran
 
 

@@ -1,0 +1,94 @@
+"""How the next attempt is asked: the prompt's shape (the complete file, or a diff), the
+temperature its variation asks at, the reply reserve, and the conversation built for the room
+the model's context window leaves.
+
+A failure that names one small source file asks for that file whole ("reply with the complete
+corrected `solution.py` in one ```python block"): the edit format a small model follows. Any
+other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langgraph.runtime import Runtime
+
+from fixbot import prompts
+from fixbot.llm import Model
+from fixbot.loop import lessons
+from fixbot.loop.budget import Build, model_for
+from fixbot.loop.deps import Deps
+from fixbot.loop.state import FixState, baseline_of
+from fixbot.loop.stuck import asked_at
+from fixbot.prompts import Ask, Message
+from fixbot.snapshot import read_inside
+from fixbot.window import MAX_REPLY_TOKENS, estimate_tokens
+
+WHOLE_FILE_PROSE = 400  # a whole-file reply's reserve beyond the file: a sentence, the fence
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the next attempt is asked: its prompt shape, temperature and reply reserve."""
+
+    ask: Ask
+    temperature: float | None
+    reply_tokens: int
+
+
+def plan_for(
+    state: FixState, deps: Deps, model: Model, number: int, temperature: float | None = None
+) -> Plan:
+    """The next attempt's plan: a whole-file reply when the failure names one small source
+    file (its reply reserve sized to it), else a diff; the temperature and prompt shape its
+    variation asks at (`stuck.asked_at`), unless given (a parallel candidate's)."""
+    at = asked_at(state["variation"], number, deps.config.sampling.temperatures)
+    file = prompts.file_to_return(
+        baseline_of(state),
+        deps.snapshot.tree,
+        deps.files,
+        protected=deps.snapshot.manifest,
+        reply_tokens=model.window.reply_tokens,
+    )
+    reply_tokens = MAX_REPLY_TOKENS
+    if file:  # room for the file once and a half, and a sentence: not for rambling on
+        text = read_inside(deps.snapshot.tree, file) or ""
+        reply_tokens = min(MAX_REPLY_TOKENS, estimate_tokens(text) * 3 // 2 + WHOLE_FILE_PROSE)
+    shape = Ask("whole_file", file, at.history) if file else Ask("diff", "", at.history)
+    return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)
+
+
+def builder(state: FixState, runtime: Runtime[Deps], shape: Ask) -> Build:
+    """The conversation for the next attempt, for the room its model's window leaves: the
+    task, then the last attempt and its feedback."""
+    deps = runtime.context
+    last = state["attempts"][-1:]
+    shown = lessons.shown_for(runtime.store, deps.repository, baseline_of(state))
+
+    def build(room: int) -> list[Message]:
+        return prompts.task_messages(
+            baseline_of(state),
+            tree=deps.snapshot.tree,
+            files=deps.files,
+            manifest=deps.snapshot.manifest,
+            protected_globs=deps.protected_globs,
+            commit=state["commit"],
+            hint=state["hint"],
+            ci_jobs=state["ci_jobs"],
+            lessons=shown,
+            budget_tokens=deps.config.prompt_budget_tokens,
+            room_tokens=room,
+            ask=shape,
+            previous=(last[0]["reply"], state["feedback"]) if last else None,
+        )
+
+    return build
+
+
+def messages_for(state: FixState, runtime: Runtime[Deps]) -> list[Message]:
+    """The next attempt's conversation as its plan and its model's window make it (for
+    sizing a round of candidates)."""
+    deps = runtime.context
+    model = model_for(deps, state["attempt"])
+    plan = plan_for(state, deps, model, state["attempt"] + 1)
+    return builder(state, runtime, plan.ask)(model.window.room(plan.reply_tokens, messages=4))
