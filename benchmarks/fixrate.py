@@ -7,27 +7,32 @@ The same tasks, the same model and endpoint, one run, two ways:
   `fixbot.llm.OpenAIModel` (so tokens are counted as fixbot counts them); the first ```python
   block (else the first fenced block, else the whole reply) becomes `solution.py` in a fresh
   copy, and `python -m pytest -q` runs on it in fixbot's bubblewrap sandbox (60 s): fixed means
-  exit code 0.
+  exit code 0. Nothing else is asked of it (no ruff, no mypy, no second run).
 * **fixbot** with its defaults: `python -m fixbot fix REPO --model M --base-url URL --json
-  --sandbox bwrap` as a subprocess, each task's own `.fixbot.yml` untouched unless
-  `--fixbot-config-extra YAML` is given: that text is appended (and committed) to every
-  task's `.fixbot.yml`, and the header says what was appended. The row comes from the JSON
+  --sandbox bwrap` as a subprocess of this checkout's fixbot (PYTHONPATH set to it), each
+  task's own `.fixbot.yml` untouched unless `--fixbot-config-extra YAML` is given: that text
+  is appended (and committed) to every task's `.fixbot.yml`, and the header says what was
+  appended. Fixed means fixbot's pass definition, verified twice on clean copies (the gates
+  included: a fix with a new ruff or mypy finding is not a pass). The row comes from the JSON
   summary and `REPO/.fixbot/out/evidence.json`.
 
 The data is not part of this project: `../shared/data/humanevalfix/` (or `--data DIR`), whose
 `make_repos.py` writes one failing git repository per task into a temporary folder. Run, e.g.
 with the local model (`../shared/tools/local-llm start`; one request at a time, so `--jobs 1`):
 
-    python benchmarks/fixrate.py [--tasks 0-39] [--only oneshot|fixbot|both] [--out DIR]
+    python benchmarks/fixrate.py [--tasks 0-163:4] [--only oneshot|fixbot|both] [--out DIR]
         [--resume] [--json] [--model fixbot-local] [--base-url http://127.0.0.1:8011/v1]
         [--timeout 300] [--fixbot-timeout 2400] [--jobs 1]
         [--fixbot-config-extra $'request_timeout_seconds: 600\\n']
 
-`--tasks` takes ranges and lists of HumanEvalFix numbers (`0-39`, `0,4,8`, `0-3,10`).
-`OPENAI_API_KEY` is passed on (default `local`). It prints a table, one row per task (one-shot
-fixed, tokens, seconds; fixbot status, model calls, tokens, seconds, failure category), then
-both sides' totals, the ratio fixbot-fixed / one-shot-fixed and fixbot's failures by category;
-`--json` prints one JSON object instead. Counts from the same run, never timed assertions.
+`--tasks` takes ranges, steps and lists of HumanEvalFix numbers (`0-39`, `0-163:4` for every
+fourth, `0,4,8`, `0-3,10`). `OPENAI_API_KEY` is passed on (default `local`). It prints a
+table, one row per task (one-shot fixed, tokens, seconds; fixbot status, model calls, tokens,
+seconds, failure category), then both sides' totals, the ratio fixbot-fixed / one-shot-fixed,
+fixbot's failures by category, the requests the server refused as too long (fixbot's
+`context_refused` log lines) and the largest request (prompt and reply tokens, as the server
+counted them); `--json` prints one JSON object instead. Counts from the same run, never timed
+assertions.
 
 A fixbot failure is put in the first category that fits, in this order: `hang` (the run, its
 baseline or an attempt's tests timed out), `context` (a context-window error or an HTTP 400),

@@ -24,11 +24,11 @@ from typing import Any
 
 from fixbot.config import load_config
 from fixbot.llm import Reply
-from fixbot.window import ContextWindow
 from fixbot.loop import nodes
 from fixbot.runs import FixRequest, run_fix, sqlite_checkpointer
 from fixbot.sandbox import BwrapSandbox
 from fixbot.snapshot import pin_commit
+from fixbot.window import ContextWindow
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "calc"
 

@@ -2,7 +2,8 @@
 
 This is the only module that imports `openai`. The SDK's own retries are switched off so that
 the retry policy is ours and pinned: 429, 5xx, connection errors and timeouts are retried with
-exponential backoff (or the server's `Retry-After`); any other 4xx fails at once. A request the
+exponential backoff (or the server's `Retry-After`), a try after a timeout with twice the time
+(a slow server is busy with the try that timed out); any other 4xx fails at once. A request the
 server refuses as too long for the model's window is `ContextExceeded` (with the window and the
 count the server named), never retried as is: the caller rebuilds the prompt for that window.
 Every other failure that reaches the caller is a `ModelUnreachable`, and no message or repr
@@ -125,6 +126,7 @@ class OpenAIModel:
         self.max_tokens = max_tokens  # a reply is a diagnosis and a diff: cap runaway output
         self._sleep = sleep
         self._secret = api_key or ""
+        self._timed_out_after = timeout_seconds  # the last try that timed out, for its error
         self.window = (
             ContextWindow(context_tokens, "configured") if context_tokens else ContextWindow()
         )
@@ -184,8 +186,9 @@ class OpenAIModel:
     ) -> ChatCompletion:
         payload = cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages])
         attempts = self.max_retries + 1
+        patience = self.timeout_seconds
         for attempt in range(attempts):
-            timeout = self._time_left(deadline)
+            timeout = self._time_left(deadline, patience)
             try:
                 return self._client.chat.completions.create(
                     model=self.name,
@@ -210,6 +213,11 @@ class OpenAIModel:
                 retry_after = _retry_after_seconds(err.response.headers.get("retry-after"))
             except openai.APIConnectionError as err:  # includes APITimeoutError
                 last_error, retry_after = err, None
+                if isinstance(err, openai.APITimeoutError):
+                    # A slow server is most often busy with the try that timed out: the next
+                    # one waits twice as long instead of queueing behind it again and again.
+                    self._timed_out_after = timeout
+                    patience *= 2
             except openai.APIError as err:  # a reply the SDK could not make sense of
                 raise ModelUnreachable(
                     f"model endpoint {self.base_url} gave an unusable reply: {self._describe(err)}"
@@ -235,23 +243,25 @@ class OpenAIModel:
             f"last error: {self._describe(last_error)}"
         )
 
-    def _time_left(self, deadline: float | None) -> float:
-        """Seconds this try may take: the per-call timeout, or less before the deadline."""
+    def _time_left(self, deadline: float | None, patience: float | None = None) -> float:
+        """Seconds this try may take: `patience` (the per-call timeout, doubled after each
+        try that timed out), or less before the deadline."""
+        wanted = self.timeout_seconds if patience is None else patience
         if deadline is None:
-            return self.timeout_seconds
+            return wanted
         left = deadline - time.time()
         if left <= 0:
             raise DeadlinePassed(
                 f"the run's wall-clock deadline passed while waiting for {self.base_url}"
             )
-        return min(self.timeout_seconds, left)
+        return min(wanted, left)
 
     def _describe(self, err: openai.APIError) -> str:
         """One line about `err`, with the API key scrubbed in case a server echoed it."""
         if isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code}: {_message(err)}"
         elif isinstance(err, openai.APITimeoutError):
-            text = f"timed out after {self.timeout_seconds:g} s"
+            text = f"timed out after {self._timed_out_after:g} s"
         elif isinstance(err, openai.APIConnectionError) and err.__cause__ is not None:
             text = f"connection error: {err.__cause__}"
         else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,10 +61,6 @@ class ContextWindow:
         real = self.tokens - reply_tokens - messages * MESSAGE_TOKENS
         real -= math.ceil(self.tokens * MARGIN)
         return max(0, int(real * self.chars_per_token / CHARS_PER_TOKEN))
-
-    def fits(self, messages: Sequence[Mapping[str, str]], reply_tokens: int) -> bool:
-        used = sum(estimate_tokens(m.get("content", "")) for m in messages)
-        return used <= self.room(reply_tokens, len(messages))
 
     def learned(self, refusal: ContextRefusal, sent_chars: int) -> ContextWindow:
         """The window a refusal of a request of `sent_chars` characters teaches: the size it

@@ -43,12 +43,14 @@ def owner(body: str, files: Sequence[str], read: Reader) -> str | None:
     return chosen[0] if len(chosen) == 1 else None
 
 
-def replace_definitions(content: str, body: str) -> str | None:
+def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str | None:
     """content with body's top-level definitions put in place of the same-named ones (new
     ones before them), or the body itself when it is the whole file; None when body is
-    neither (loose statements, or nothing the file defines)."""
+    neither (loose statements, or nothing the file defines). `own`: the file's own module
+    names; a body importing from its own module (a line copied from the test) loses it."""
     try:
         old_tree = ast.parse(content)
+        body = _without_lines(body, _self_imports(ast.parse(body), own))
         body = _docstrings_kept(body, ast.parse(body), old_tree, content)
         new_tree = ast.parse(body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -77,6 +79,31 @@ def replace_definitions(content: str, body: str) -> str | None:
     if imports:
         at = _import_point(old_tree)
         lines[at:at] = [f"{line}\n" for line in imports]
+    return "".join(lines)
+
+
+def module_names(path: str) -> list[str]:
+    """The names a Python file is imported by: `pkg/mod.py` -> pkg.mod (and mod, for a
+    `src/` layout or a tests' path setting)."""
+    dotted = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return list(dict.fromkeys([dotted, dotted.removeprefix("src.")]))
+
+
+def _self_imports(tree: ast.Module, own: Sequence[str]) -> list[ast.stmt]:
+    """The top-level imports of the module itself: never a fix, always an import cycle."""
+    found: list[ast.stmt] = []
+    for node in tree.body:
+        if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in own) or (
+            isinstance(node, ast.Import) and any(a.name in own for a in node.names)
+        ):
+            found.append(node)
+    return found
+
+
+def _without_lines(text: str, nodes: Sequence[ast.stmt]) -> str:
+    lines = text.splitlines(keepends=True)
+    for node in sorted(nodes, key=lambda n: n.lineno, reverse=True):
+        del lines[node.lineno - 1 : node.end_lineno or node.lineno]
     return "".join(lines)
 
 

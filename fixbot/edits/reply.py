@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fixbot.edits.blocks import code_blocks, is_code
-from fixbot.edits.definitions import owner, replace_definitions
+from fixbot.edits.definitions import module_names, owner, replace_definitions
 from fixbot.edits.fences import extract_diff
 from fixbot.edits.patch import NO_CHANGE, DiffRejected, FileChange, Patch, render_diff, repo_path
 from fixbot.edits.search_replace import apply_search_replace, search_replace_blocks
@@ -98,7 +98,7 @@ def parse_edits(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch | 
     edited = [
         FileChange(path, originals[path], new)
         for path, new in changes.items()
-        if new != originals[path]
+        if not _same_code(new, originals[path])
     ]
     if not edited:
         raise DiffRejected(NO_CHANGE)
@@ -124,7 +124,7 @@ def _apply_blocks(
         if path is None or content is None:
             continue
         found_any = True
-        replaced = replace_definitions(content, block.body)
+        replaced = replace_definitions(content, block.body, module_names(path))
         if replaced is None:
             problems.append(
                 f"{path}: the code block is neither the whole file nor complete top-level "
@@ -133,6 +133,14 @@ def _apply_blocks(
         else:
             changes[path] = replaced
     return found_any
+
+
+def _same_code(new: str, old: str) -> bool:
+    """Whether an edit leaves the code as it was, but for trailing whitespace and blank lines
+    at its ends: a model that sends a file back with a newline added changed nothing."""
+    return [line.rstrip() for line in new.strip("\n").splitlines()] == [
+        line.rstrip() for line in old.strip("\n").splitlines()
+    ]
 
 
 def _target(named: str | None, body: str, read: Reader, files: Sequence[str]) -> str | None:

@@ -77,18 +77,49 @@ def task_messages(
     previous: tuple[str, str] | None = None,
 ) -> list[Message]:
     """The conversation for the next attempt: the task, then (on a retry) the last attempt's
-    reply and the feedback on it, each closed by what to reply. The CI log tails, lessons and
-    hint share the task prompt's budget: the log tails get at most a quarter of it (their ends
-    kept), the repository's context what the three leave (at least half)."""
+    reply and the feedback on it, each closed by what to reply, within `room_tokens` in all.
+    The CI log tails, lessons and hint share the task prompt's budget: the log tails get at
+    most a quarter of it (their ends kept), the repository's context what the three leave (at
+    least half). A conversation that still overflows the room is built again with a shorter
+    task, down to its floor (every failing test id and the hint), then a shorter last reply
+    and feedback."""
     system = system_message(protected_globs, ask)
     closing = render("reply.j2", shape=ask.shape, file=ask.file)
     reply, note = _history(previous, ask, room_tokens)
-    left = (
-        room_tokens
-        - estimate_tokens(system["content"] + reply + note)
-        - 2 * estimate_tokens(closing)
-    )
-    budget = max(0, min(budget_tokens, left))
+    fixed = estimate_tokens(system["content"] + reply + note) + 2 * estimate_tokens(closing)
+    budget = max(0, min(budget_tokens, room_tokens - fixed))
+    for _ in range(FIT_TRIES):
+        task = _task(baseline, tree, files, manifest, commit, hint, ci_jobs, lessons, budget, ask)
+        messages = _conversation(system, task, reply, note, closing, ask, previous is not None)
+        over = sum(estimate_tokens(m["content"]) for m in messages) - room_tokens
+        if over <= 0:
+            break
+        if budget > 0:  # the task gives way first, down to its floor
+            budget = max(0, min(budget, estimate_tokens(task)) - over)
+        elif reply:  # then the last reply, then its feedback
+            reply = _within(reply, estimate_tokens(reply) - over)
+        elif note:
+            note = _within(note, estimate_tokens(note) - over)
+        else:
+            break
+    return messages
+
+
+FIT_TRIES = 8
+
+
+def _task(
+    baseline: CheckResult,
+    tree: Path,
+    files: Sequence[str],
+    manifest: Mapping[str, str],
+    commit: str,
+    hint: str,
+    ci_jobs: Sequence[FailedJob],
+    lessons: Sequence[ShownLesson],
+    budget: int,
+    ask: Ask,
+) -> str:
     jobs = fit_jobs(ci_jobs, budget // 4)
     around = "".join(
         [hint, *(j["log_tail"] + "".join(j["failed_steps"]) for j in jobs)]
@@ -102,10 +133,15 @@ def task_messages(
         budget_tokens=max(budget // 2, budget - estimate_tokens(around)),
         compact=ask.shape == "whole_file",
     )
-    task = render("task.j2", commit=commit, hint=hint, ci_jobs=jobs, lessons=lessons, **values)
-    if previous is None:
+    return render("task.j2", commit=commit, hint=hint, ci_jobs=jobs, lessons=lessons, **values)
+
+
+def _conversation(
+    system: Message, task: str, reply: str, note: str, closing: str, ask: Ask, retry: bool
+) -> list[Message]:
+    if not retry:
         return [system, {"role": "user", "content": f"{task}\n{closing}"}]
-    if not ask.history:
+    if not ask.history or not reply:
         fresh = f"{task}\n## The last attempt\n\n{note}\n{closing}"
         return [system, {"role": "user", "content": fresh}]
     return [

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from fixbot import prompts
-from fixbot.window import estimate_tokens
 from fixbot.prompts import excerpts as context
 from fixbot.prompts.failures import MESSAGE_FLOOR
 from fixbot.records import CaseResult, CheckResult
+from fixbot.window import estimate_tokens
 
 BUDGET = 8000
 
