@@ -11,46 +11,94 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
+from typing import TypeGuard
 
 Reader = Callable[[str], str | None]
 
 
-def owner(body: str, files: Sequence[str], read: Reader) -> str | None:
-    """The one Python file that defines the block's top-level functions or classes (a block
-    that names no file): the one defining all of them, else the one defining some of them (a
-    fix that adds a helper); None when no file does, or more than one."""
+def owned_parts(body: str, files: Sequence[str], read: Reader) -> list[tuple[str, str]]:
+    """The files a block that names no file is for, and the part of it for each: the one
+    Python file defining all its functions and classes (its tries, `test*`, aside) takes the
+    whole block; else each definition goes to the one file defining it (a small model sends
+    the test's helpers and the fixed function in one block), a new one (a helper) with the
+    definition after it, and the block's imports with every part. [] when a definition is
+    defined by several files, or none of them by any."""
     try:
-        names = set(_definitions(ast.parse(body)))
+        tree = ast.parse(body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+        return []
+    spans = _definitions(tree)
+    names = {n for n in spans if not n.startswith("test")} or set(spans)
     if not names:
-        return None
-    every: list[str] = []
-    some: list[str] = []
+        return []
+    defined = _defined_in(files, read, set(spans))
+    every = [path for path, found in defined.items() if names <= found]
+    if len(every) == 1:
+        return [(every[0], body)]
+    if every:
+        return []
+    owners: dict[str, str | None] = {}
+    for name in spans:
+        having = [path for path, found in defined.items() if name in found]
+        if len(having) > 1:
+            return []
+        owners[name] = having[0] if having else None
+    _attach_new(owners, list(spans))
+    paths = list(dict.fromkeys(p for p in owners.values() if p is not None))
+    if len(paths) <= 1:
+        return [(paths[0], body)] if paths else []
+    lines = body.splitlines(keepends=True)
+    imports = [
+        "".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])
+        for node in tree.body
+        if _is_import(node)
+    ]
+    return [
+        (
+            path,
+            "".join(imports)
+            + "\n\n".join("".join(_segment(lines, *spans[n])) for n in spans if owners[n] == path),
+        )
+        for path in paths
+    ]
+
+
+def _defined_in(files: Sequence[str], read: Reader, names: set[str]) -> dict[str, set[str]]:
+    """The top-level definitions of each Python file that defines any of `names`."""
+    found: dict[str, set[str]] = {}
     for path in files:
         text = read(path) if path.endswith(".py") else None
         if text is None or not any(f"def {n}" in text or f"class {n}" in text for n in names):
             continue
         try:
-            defined = set(_definitions(ast.parse(text)))
+            found[path] = set(_definitions(ast.parse(text))) & names
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
-        if names <= defined:
-            every.append(path)
-        elif names & defined:
-            some.append(path)
-    chosen = every or some
-    return chosen[0] if len(chosen) == 1 else None
+    return {path: names_in for path, names_in in found.items() if names_in}
+
+
+def _attach_new(owners: dict[str, str | None], order: list[str]) -> None:
+    """A definition no file has goes with the owned definition after it, else before it."""
+    for index, name in enumerate(order):
+        if owners[name] is not None:
+            continue
+        after = [owners[n] for n in order[index + 1 :] if owners[n] is not None]
+        before = [owners[n] for n in order[:index] if owners[n] is not None]
+        owners[name] = (after or before[::-1] or [None])[0]
 
 
 def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str | None:
     """content with body's top-level definitions put in place of the same-named ones (new
     ones before them), or the body itself when it is the whole file; None when body is
     neither (loose statements, or nothing the file defines). `own`: the file's own module
-    names; a body importing from its own module (a line copied from the test) loses it."""
+    names; a body importing from its own module (a line copied from the test) loses it, and
+    (but in a test module) so do the asserts, calls, test functions and `__main__` block it
+    adds to try itself."""
     try:
         old_tree = ast.parse(content)
         body = _without_lines(body, _self_imports(ast.parse(body), own))
+        if not _is_test_module(own):
+            body = _without_lines(body, _demonstrations(ast.parse(body), old_tree))
         body = _docstrings_kept(body, ast.parse(body), old_tree, content)
         new_tree = ast.parse(body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -100,11 +148,54 @@ def _self_imports(tree: ast.Module, own: Sequence[str]) -> list[ast.stmt]:
     return found
 
 
+def _is_test_module(own: Sequence[str]) -> bool:
+    """Whether the module is a test module by its name (test_x, x_test, conftest)."""
+    leaf = own[0].rsplit(".", 1)[-1] if own else ""
+    return leaf.startswith("test_") or leaf.endswith("_test") or leaf == "conftest"
+
+
+def _demonstrations(tree: ast.Module, old_tree: ast.Module) -> list[ast.stmt]:
+    """What a reply adds at the top level of a source file to try its fix out, which the
+    file did not have: asserts, bare calls (`print(f(2))`), test functions, a `__main__`
+    block. Tests belong in the test files; run at import, these would break the module."""
+    had = {ast.dump(node) for node in old_tree.body}
+    return [
+        node
+        for node in tree.body
+        if ast.dump(node) not in had
+        and (
+            isinstance(node, ast.Assert)
+            or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
+            or (_is_function(node) and node.name.startswith("test"))
+            or _is_main_block(node)
+        )
+    ]
+
+
+def _is_function(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
 def _without_lines(text: str, nodes: Sequence[ast.stmt]) -> str:
+    """The text without the lines of `nodes` (and the blank and comment lines that then end
+    it: what introduced them)."""
+    if not nodes:
+        return text
     lines = text.splitlines(keepends=True)
     for node in sorted(nodes, key=lambda n: n.lineno, reverse=True):
         del lines[node.lineno - 1 : node.end_lineno or node.lineno]
-    return "".join(lines)
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines.pop()
+    return "".join(lines).rstrip("\n") + "\n"
 
 
 def _docstrings_kept(body: str, new_tree: ast.Module, old_tree: ast.Module, content: str) -> str:

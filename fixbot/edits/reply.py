@@ -16,7 +16,8 @@ that applies, so when a reply has none, these shapes are accepted too:
                                 new one (a helper) joins them
 
 A code block that names no file (or one that does not exist) counts when exactly one file
-defines its definitions (all of them, else some). A diff of a file that does not exist applies
+defines its definitions; else each definition goes to the one file that defines it (the test's
+helper to the test file, where the screen drops it; the fixed function to its module). A diff of a file that does not exist applies
 to the one existing file all its hunks fit, else the problem names the files that exist.
 
 Everything becomes FileChanges and then the one canonical diff, so policy, evidence and the PR
@@ -30,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fixbot.edits.blocks import code_blocks, is_code
-from fixbot.edits.definitions import module_names, owner, replace_definitions
+from fixbot.edits.definitions import module_names, owned_parts, replace_definitions
 from fixbot.edits.fences import extract_diff
 from fixbot.edits.patch import NO_CHANGE, DiffRejected, FileChange, Patch, render_diff, repo_path
 from fixbot.edits.search_replace import apply_search_replace, search_replace_blocks
@@ -119,19 +120,19 @@ def _apply_blocks(
     for block in code_blocks(text):
         if not is_code(block):
             continue
-        path = _target(block.path, block.body, read, files)
-        content = current(path) if path else None
-        if path is None or content is None:
-            continue
-        found_any = True
-        replaced = replace_definitions(content, block.body, module_names(path))
-        if replaced is None:
-            problems.append(
-                f"{path}: the code block is neither the whole file nor complete top-level "
-                "definitions of it; send the whole corrected file"
-            )
-        else:
-            changes[path] = replaced
+        for path, part in _targets(block.path, block.body, read, files):
+            content = current(path)
+            if content is None:
+                continue
+            found_any = True
+            replaced = replace_definitions(content, part, module_names(path))
+            if replaced is None:
+                problems.append(
+                    f"{path}: the code block is neither the whole file nor complete top-level "
+                    "definitions of it; send the whole corrected file"
+                )
+            else:
+                changes[path] = replaced
     return found_any
 
 
@@ -143,13 +144,15 @@ def _same_code(new: str, old: str) -> bool:
     ]
 
 
-def _target(named: str | None, body: str, read: Reader, files: Sequence[str]) -> str | None:
-    """The existing file a block is for: the one it names, else (naming none, or one that does
-    not exist) the one file that defines its definitions."""
+def _targets(
+    named: str | None, body: str, read: Reader, files: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The existing files a block is for, and its part for each: the one it names, else
+    (naming none, or one that does not exist) the files that define its definitions."""
     try:
         path = repo_path(named) if named else None
     except DiffRejected:
-        return None
+        return []
     if path is not None and read(path) is not None:
-        return path
-    return owner(body, files, read)
+        return [(path, body)]
+    return owned_parts(body, files, read)

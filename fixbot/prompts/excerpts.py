@@ -69,10 +69,12 @@ def prompt_values(
     protected: Mapping[str, str],
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
     compact: bool = False,
+    spec: bool = True,
 ) -> dict[str, object]:
     """The task template's values for this failure, within budget_tokens (estimated).
     `compact` (a whole-file reply is asked): the failing tests, the tests and the code only;
-    no tracebacks (each test's assertion stands for its traceback), map or file list."""
+    no tracebacks (each test's assertion stands for its traceback), map or file list. `spec`:
+    the tests' source too (else the failing tests' ids, assertions and messages alone)."""
     avail = max(budget_tokens - TEMPLATE_TOKENS, 0)
     ids = failing_tests(check)
     sources = Sources(tree, set(files))
@@ -87,6 +89,8 @@ def prompt_values(
     )
     left, spent = left - used, spent + used
     tests, frames = _as_specification(tests, frames, protected)
+    if not spec:
+        tests = []
     details: list[Trace] = []
     untraced = 0
     if not compact:

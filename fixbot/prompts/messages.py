@@ -28,12 +28,13 @@ FEEDBACK_SHARE = 0.6  # of that, the most the feedback takes (the rest for the r
 @dataclass(frozen=True)
 class Ask:
     """How an attempt is asked: the edit's shape (the complete `file`, or a unified diff),
-    and whether the last attempt's reply stays in the conversation (`history`) or the task is
-    asked afresh with the feedback under it."""
+    whether the last attempt's reply stays in the conversation (`history`) or the task is
+    asked afresh with the feedback under it, and whether the tests' source is shown."""
 
     shape: Shape = "diff"
     file: str = ""
     history: bool = True
+    spec: bool = True  # the tests' source shown (else their ids, assertions and messages)
 
 
 class ShownLesson(Protocol):
@@ -132,6 +133,7 @@ def _task(
         protected=manifest,
         budget_tokens=max(budget // 2, budget - estimate_tokens(around)),
         compact=ask.shape == "whole_file",
+        spec=ask.spec,
     )
     return render("task.j2", commit=commit, hint=hint, ci_jobs=jobs, lessons=lessons, **values)
 

@@ -191,9 +191,10 @@ def test_the_first_prompt_asks_for_the_small_file_whole_at_temperature_0(tmp_pat
         .rstrip()
         .endswith("Reply with the complete corrected `calc.py` in one ```python block.")
     )
-    assert "## The tests: the specification (read-only: never change them)" in task["content"]
     assert "### calc.py (whole file)" in task["content"]
-    assert "## Repository files" not in task["content"]  # the first prompt is short
+    # The first prompt is short: the failing tests and the code, no test source, no map.
+    assert "## The tests: the specification" not in task["content"]
+    assert "## Repository files" not in task["content"]
     assert model.temperatures == [0.0] and final["attempts"][0]["temperature"] == 0.0
     # The reply reserve fits the file: room for it once and a half, not 2,048 tokens.
     assert model.max_tokens[0] is not None and model.max_tokens[0] < 2048
@@ -229,6 +230,9 @@ def test_a_dropped_test_edit_is_named_in_the_feedback(tmp_path: Path) -> None:
     first = final["attempts"][0]
     assert first["verdict"] == "fail" and "tests/" not in first["diff"]  # the fix ran, alone
     assert "Your change to tests/test_calc.py was dropped" in model.asked[1][-1]["content"]
+    # The retry shows the tests' source, as the read-only specification.
+    spec = "## The tests: the specification (read-only: never change them)"
+    assert spec in model.asked[1][1]["content"]
     assert final["status"] == "fixed"
 
 
