@@ -16,9 +16,10 @@ that applies, so when a reply has none, these shapes are accepted too:
                                 new one (a helper) joins them
 
 A code block that names no file (or one that does not exist) counts when exactly one file
-defines its definitions; else each definition goes to the one file that defines it (the test's
-helper to the test file, where the screen drops it; the fixed function to its module). A diff of a file that does not exist applies
-to the one existing file all its hunks fit, else the problem names the files that exist.
+defines its definitions; else each definition goes to the one file that defines it (the
+test's helper to the test file, where the screen drops it; the fixed function to its module).
+A diff of a file that does not exist applies to the one existing file all its hunks fit, else
+the problem names the files that exist.
 
 Everything becomes FileChanges and then the one canonical diff, so policy, evidence and the PR
 see a diff as always. A shape that does not fit exactly is a named problem, never a guess;
