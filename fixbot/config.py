@@ -105,7 +105,7 @@ class Sampling:
     # Attempt 1 asks at the first (0: deterministic), a retry at the second, and each strike
     # (a repeat, a reply that changes nothing) moves the next attempt one step further.
     temperatures: tuple[float, ...] = field(
-        default=(0.0, 0.7, 1.0), metadata={"items": {"minimum": 0, "maximum": 2}, "minItems": 1}
+        default=(0.0, 0.5, 0.8), metadata={"items": {"minimum": 0, "maximum": 2}, "minItems": 1}
     )
 
 

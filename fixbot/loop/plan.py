@@ -21,7 +21,7 @@ from fixbot.loop import lessons
 from fixbot.loop.budget import Build, model_for
 from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState, baseline_of
-from fixbot.loop.stuck import asked_at
+from fixbot.loop.stuck import Stuck, asked_at
 from fixbot.prompts import Ask, Message
 from fixbot.snapshot import read_inside
 from fixbot.window import MAX_REPLY_TOKENS, estimate_tokens
@@ -44,7 +44,7 @@ def plan_for(
     """The next attempt's plan: a whole-file reply when the failure names one small source
     file (its reply reserve sized to it), else a diff; the temperature and prompt shape its
     variation asks at (`stuck.asked_at`), unless given (a parallel candidate's)."""
-    at = asked_at(state["variation"], number, deps.config.sampling.temperatures)
+    at = asked_at(Stuck(state["strikes"], state["variation"]), deps.config.sampling.temperatures)
     file = prompts.file_to_return(
         baseline_of(state),
         deps.snapshot.tree,

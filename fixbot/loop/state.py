@@ -78,7 +78,7 @@ class FixState(TypedDict):
     allowed_protected: list[str]  # protected files a human explicitly opened to edits
     resumes: int  # answers to escalations so far
     strikes: int  # consecutive stuck attempts (repeats, no change, stagnation)
-    variation: int  # strikes so far that varied the attempts: the next one's temperature step
+    variation: int  # the step of sampling.temperatures the next attempt asks at (stuck.py)
     slots: int  # candidates the next round asks for at once (parallel); 1: one at a time
     stuck_reason: str
     ci_jobs: list[FailedJob]  # the failed CI run's jobs and log tails: untrusted context

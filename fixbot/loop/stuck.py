@@ -1,12 +1,13 @@
 """Vary, then stop early, when stuck (pure): repeated candidates, replies that change
 nothing, stagnating failures, a model giving up.
 
-A strike first varies the next attempt: a plain warning in its feedback (what was repeated
-and why it cannot work), the next temperature of `sampling.temperatures` and the other prompt
-shape (the conversation with the last reply in it, or the task asked afresh with the feedback
-under it). At temperature 0 a repeat is certain; a new temperature and prompt is what can
-change it. Only when the varied attempts repeat too (a strike at the last temperature, after a
-strike before it) does the run escalate as stuck. A model that says it cannot fix the failure
+Attempt 1 asks at the first of `sampling.temperatures` (0: deterministic), a retry at the
+second. A strike first varies the next attempt: a plain warning in its feedback (what was
+repeated and why it cannot work), the next temperature, and another prompt shape (the task
+asked afresh with the feedback under it, without the reply it would repeat). At temperature 0
+a repeat is certain; a new temperature and prompt is what can change it. Only when the varied
+attempts repeat too (a strike at the last temperature, after a strike before it) does the run
+escalate as stuck. A model that says it cannot fix the failure
 escalates at once. `varied` is the one rule for all of this; `asked_at` says what a variation
 asks at.
 """
@@ -100,23 +101,25 @@ def strike(attempts: Sequence[Attempt], threshold: float, stagnation: int) -> St
 
 @dataclass(frozen=True)
 class Stuck:
-    """Where the loop stands after an attempt: consecutive strikes, and the variation the
-    next attempt asks at (an index into the temperatures, and the prompt shape)."""
+    """Where the loop stands after an attempt: consecutive strikes, and the step of
+    `sampling.temperatures` the next attempt asks at."""
 
     strikes: int
     variation: int
 
 
 def varied(found: Strike | None, before: Stuck, temperatures: int) -> Stuck:
-    """After an attempt: no strike resets the strikes; a strike moves the next attempt to the
-    next variation while a retry's temperature can still rise (a warning, not a step towards
+    """After an attempt: no strike resets the strikes, and a retry asks at least at the second
+    temperature (a new sample, not the same greedy answer again); a strike moves the next
+    attempt one temperature further while there is one (a warning, not a step towards
     escalating); at the last one, strikes add up, and STRIKES_TO_ESCALATE in a row escalate.
     A model that gives up escalates at once."""
+    last = temperatures - 1
     if found is None:
-        return Stuck(0, before.variation)
+        return Stuck(0, min(max(before.variation, 1), last))
     if found.final:
         return Stuck(STRIKES_TO_ESCALATE, before.variation)
-    if before.variation + 1 < temperatures - 1:
+    if before.variation < last:
         return Stuck(1, before.variation + 1)
     return Stuck(before.strikes + 1, before.variation)
 
@@ -127,9 +130,8 @@ class AskedAt:
     history: bool  # the last reply stays in the conversation; False: the task asked afresh
 
 
-def asked_at(variation: int, attempt: int, temperatures: Sequence[float]) -> AskedAt:
-    """What attempt number `attempt` asks at, at `variation`: the first attempt at the first
-    temperature; a retry one step further (a new sample, not the same greedy answer again),
-    each variation another step; odd variations ask the task afresh."""
-    step = min(variation + (attempt > 1), len(temperatures) - 1)
-    return AskedAt(temperatures[step], history=variation % 2 == 0)
+def asked_at(state: Stuck, temperatures: Sequence[float]) -> AskedAt:
+    """What the next attempt asks at: its step's temperature; after a strike, the task asked
+    afresh (without the reply it would repeat), else the conversation goes on."""
+    step = min(state.variation, len(temperatures) - 1)
+    return AskedAt(temperatures[step], history=state.strikes == 0)

@@ -51,6 +51,7 @@ OMITTED_SHOWN = 20
 MAP_FILE_BYTES = 256_000
 WHOLE_REPLY_CHARS = 6_000  # a file under repair this small may be asked for whole
 REPLY_PROSE_TOKENS = 200  # a whole-file reply's sentence before its block
+CHECKS_SHOWN = 20  # of the tests' assert lines, for a whole-file ask
 MAP_FILES_PARSED = 1_000
 MAP_NAMES = 20
 
@@ -91,6 +92,7 @@ def prompt_values(
     tests, frames = _as_specification(tests, frames, protected)
     if not spec:
         tests = []
+    checks = assert_lines(tests) if compact else []
     details: list[Trace] = []
     untraced = 0
     if not compact:
@@ -117,7 +119,21 @@ def prompt_values(
         "map_fence": fence(modules),
         "tree": listing,
         "tree_fence": fence(listing),
+        "checks": checks,
+        "checks_fence": fence(checks),
     }
+
+
+def assert_lines(tests: Sequence[Excerpt], shown: int = CHECKS_SHOWN) -> list[str]:
+    """The `assert` lines of the tests' excerpts, once each, as text: what the tests check,
+    for a model that copies a test's source when it is shown as code."""
+    found: dict[str, None] = {}
+    for excerpt in tests:
+        for line in excerpt["text"].splitlines():
+            text = line.strip()
+            if text.startswith("assert "):
+                found.setdefault(one_line(text))
+    return list(found)[:shown]
 
 
 def file_to_return(

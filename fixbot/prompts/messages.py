@@ -135,6 +135,10 @@ def _task(
         compact=ask.shape == "whole_file",
         spec=ask.spec,
     )
+    if ask.shape == "whole_file":
+        return render(
+            "task_file.j2", file=ask.file, hint=hint, ci_jobs=jobs, lessons=lessons, **values
+        )
     return render("task.j2", commit=commit, hint=hint, ci_jobs=jobs, lessons=lessons, **values)
 
 

@@ -143,7 +143,7 @@ def test_a_money_cap_that_pays_for_one_call_keeps_one_at_a_time(
     with ScriptedOpenAI([wrong(1), GOOD]) as server:
         run = run_fixbot(repo, "--json", base_url=server.base_url)
     assert run.code == 0, run.stderr
-    assert [r.get("temperature") for r in server.requests] == [0.0, 0.7]  # one at a time
+    assert [r.get("temperature") for r in server.requests] == [0.0, 0.5]  # one at a time
     assert [a["round_size"] for a in run.evidence["attempts"]] == [1, 1]
     assert run.evidence["cost_usd"] <= 0.35
 

@@ -191,9 +191,10 @@ def test_the_first_prompt_asks_for_the_small_file_whole_at_temperature_0(tmp_pat
         .rstrip()
         .endswith("Reply with the complete corrected `calc.py` in one ```python block.")
     )
-    assert "### calc.py (whole file)" in task["content"]
+    assert task["content"].startswith("`calc.py` has a bug: the test below fails because of it.")
+    assert "## calc.py (whole file)" in task["content"]
     # The first prompt is short: the failing tests and the code, no test source, no map.
-    assert "## The tests: the specification" not in task["content"]
+    assert "What the tests check" not in task["content"] and "def test_" not in task["content"]
     assert "## Repository files" not in task["content"]
     assert model.temperatures == [0.0] and final["attempts"][0]["temperature"] == 0.0
     # The reply reserve fits the file: room for it once and a half, not 2,048 tokens.
@@ -230,9 +231,10 @@ def test_a_dropped_test_edit_is_named_in_the_feedback(tmp_path: Path) -> None:
     first = final["attempts"][0]
     assert first["verdict"] == "fail" and "tests/" not in first["diff"]  # the fix ran, alone
     assert "Your change to tests/test_calc.py was dropped" in model.asked[1][-1]["content"]
-    # The retry shows the tests' source, as the read-only specification.
-    spec = "## The tests: the specification (read-only: never change them)"
-    assert spec in model.asked[1][1]["content"]
+    # The retry shows what the tests check, as the read-only specification (as text).
+    spec = "## What the tests check (read-only: the specification; never change it"
+    retry = model.asked[1][1]["content"]
+    assert spec in retry and "assert mean([1.0, 2.0, 3.0]) == 2.0" in retry
     assert final["status"] == "fixed"
 
 
@@ -247,7 +249,7 @@ def test_a_reply_that_changes_nothing_is_told_so_and_the_next_is_varied(tmp_path
     assert (
         NO_CHANGE in retry[-1]["content"] and "sent the code back unchanged" in retry[-1]["content"]
     )
-    assert model.temperatures == [0.0, 1.0]
+    assert model.temperatures == [0.0, 0.5]
     assert final["status"] == "fixed"
     assert sum("pytest" in argv for argv in sandbox.runs) == 5  # the unchanged one never ran
 
@@ -257,8 +259,8 @@ def test_a_repeat_varies_temperature_and_prompt_before_stuck_escalates(tmp_path:
     final, model, _ = run(tmp_path, [wrong(1)] * 8, config)
     # Attempt 2 repeats 1: attempt 3 is asked at the next temperature, afresh; it repeats
     # too (the varied attempt as well): stuck, long before max_iterations.
-    assert model.temperatures == [0.0, 0.7, 1.0]
-    assert [a["temperature"] for a in final["attempts"]] == [0.0, 0.7, 1.0]
+    assert model.temperatures == [0.0, 0.5, 0.8]
+    assert [a["temperature"] for a in final["attempts"]] == [0.0, 0.5, 0.8]
     assert [m["role"] for m in model.asked[1]] == ["system", "user", "assistant", "user"]
     assert [m["role"] for m in model.asked[2]] == ["system", "user"]
     assert "You are repeating yourself" in model.asked[2][-1]["content"]
@@ -269,7 +271,7 @@ def test_genuinely_different_failures_retry_at_a_higher_temperature_within_the_b
     tmp_path: Path,
 ) -> None:
     final, model, _ = run(tmp_path, [wrong(n) for n in range(1, 5)])
-    assert model.temperatures == [0.0, 0.7, 0.7, 0.7]  # no repeat: no further variation
+    assert model.temperatures == [0.0, 0.5, 0.5, 0.5]  # no repeat: no further variation
     assert final["escalation"] == "iterations" and len(model.asked) == 4  # as strict as ever
 
 

@@ -97,7 +97,7 @@ def test_two_source_files_named_ask_for_a_diff(tmp_path: Path) -> None:
     )
 
 
-def test_the_whole_file_prompt_is_short_and_shows_the_tests_as_the_specification(
+def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
     tmp_path: Path,
 ) -> None:
     files = write(
@@ -121,19 +121,39 @@ def test_the_whole_file_prompt_is_short_and_shows_the_tests_as_the_specification
     )
     system, user = messages
     text = user["content"]
+    assert text.startswith("`solution.py` has a bug: the test below fails because of it.")
     assert "failed at tests/test_solution.py:9: assert has_close_elements(" in text
     assert "0x7ff6f3d56200" not in text
-    spec = text.index("## The tests: the specification (read-only: never change them)")
-    code = text.index("## The code under repair")
-    assert spec < text.index("### tests/test_solution.py (whole file)") < code
-    assert text.index("### solution.py (whole file)") > code
-    assert text.count("def test_check():") == 1  # the test function once, in its whole file
+    # What the tests check, as text: their assert lines, not their source (a small model
+    # copies a test's source when shown it as code).
+    checks = text.index("## What the tests check (read-only: the specification")
+    assert (
+        text.index("assert has_close_elements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True")
+        > checks
+    )
+    assert "def test_check" not in text and "def check" not in text
+    assert text.index("## solution.py (whole file)") > checks
     assert "## Tracebacks" not in text and "## Repository files" not in text  # short
     assert "meta.json" not in text
     assert text.rstrip().endswith(
         "Reply with the complete corrected `solution.py` in one ```python block."
     )
     assert "These paths are protected" not in system["content"]
+    short = prompts.task_messages(
+        check,
+        tree=tmp_path,
+        files=files,
+        manifest=PROTECTED,
+        protected_globs=["tests/**"],
+        commit="0" * 40,
+        hint="",
+        ci_jobs=[],
+        lessons=[],
+        budget_tokens=8000,
+        room_tokens=5000,
+        ask=prompts.Ask("whole_file", "solution.py", spec=False),
+    )
+    assert "What the tests check" not in short[1]["content"]  # the first prompt: shorter still
 
 
 def test_a_retry_asked_afresh_has_no_reply_to_copy(tmp_path: Path) -> None:
