@@ -5,8 +5,8 @@ the model's context window leaves.
 A failure that names one small source file asks for that file whole ("reply with the complete
 corrected `solution.py` in one ```python block"): the edit format a small model follows. Any
 other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
-first whole-file prompt is short (the failing tests' assertions and the file); a retry shows
-the tests' source as the read-only specification too.
+first whole-file prompt is short (the failing tests' assertions and the file); a retry lists
+what the tests check (their assert lines, as read-only text) too.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def plan_for(
     if file:  # room for the file once and a half, and a sentence: not for rambling on
         text = read_inside(deps.snapshot.tree, file) or ""
         reply_tokens = min(MAX_REPLY_TOKENS, estimate_tokens(text) * 3 // 2 + WHOLE_FILE_PROSE)
-    # The first prompt is short: the failing assertions and the code; a retry shows the tests'
-    # source too, as the read-only specification (another prompt shape, another sample).
+    # The first prompt is short: the failing assertions and the code; a retry lists what the
+    # tests check too, as the read-only specification (another prompt shape, another sample).
     spec = number > 1 or not file
     shape = Ask("whole_file" if file else "diff", file, at.history, spec)
     return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)
