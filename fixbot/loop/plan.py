@@ -59,7 +59,9 @@ def plan_for(
     # The first prompt is short: the failing assertions and the code; a retry lists what the
     # tests check too, as the read-only specification (another prompt shape, another sample).
     spec = number > 1 or not file
-    shape = Ask("whole_file" if file else "diff", file, at.history, spec)
+    # A whole file is always asked afresh: shown its last reply, a small model sends it again
+    # (the feedback shows what that reply changed, as a diff).
+    shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
     return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)
 
 

@@ -102,8 +102,10 @@ def test_fail_then_pass_feeds_the_failure_back(tmp_path: Path) -> None:
     assert final["status"] == "fixed"
     assert [a["verdict"] for a in final["attempts"]] == ["fail", "pass"]
     retry = model.asked[1]
-    assert retry[-2] == {"role": "assistant", "content": wrong(1)}
+    # calc.py is asked for whole, afresh: the feedback shows the last change as a diff.
+    assert [m["role"] for m in retry] == ["system", "user"]
     assert "tests.test_calc::test_mean still failed" in retry[-1]["content"]
+    assert "+    return max(values) - min(values) + 0.5" in retry[-1]["content"]
 
 
 def test_always_failing_escalates_after_exactly_max_iterations(tmp_path: Path) -> None:
@@ -261,10 +263,27 @@ def test_a_repeat_varies_temperature_and_prompt_before_stuck_escalates(tmp_path:
     # too (the varied attempt as well): stuck, long before max_iterations.
     assert model.temperatures == [0.0, 0.5, 0.8]
     assert [a["temperature"] for a in final["attempts"]] == [0.0, 0.5, 0.8]
-    assert [m["role"] for m in model.asked[1]] == ["system", "user", "assistant", "user"]
+    # A whole file is asked afresh each time: the last reply is not there to be copied.
+    assert [m["role"] for m in model.asked[1]] == ["system", "user"]
     assert [m["role"] for m in model.asked[2]] == ["system", "user"]
     assert "You are repeating yourself" in model.asked[2][-1]["content"]
     assert final["escalation"] == "stuck" and final["reason"].startswith("stuck: attempt 3 repeats")
+
+
+def test_a_diff_asked_keeps_the_last_reply_in_the_conversation(tmp_path: Path) -> None:
+    big = CALC + "".join(
+        f"\n\ndef pad_{i}(x: int) -> int:\n    return x + {i}\n" for i in range(300)
+    )
+    final, model, _ = run(tmp_path, [wrong(1), GOOD], extra_files={"calc.py": big})
+    assert [a["shape"] for a in final["attempts"]] == ["diff", "diff"]  # too large to ask whole
+    retry = model.asked[1]
+    assert retry[-2] == {"role": "assistant", "content": wrong(1)}
+    assert "tests.test_calc::test_mean still failed" in retry[-1]["content"]
+    assert (
+        retry[-1]["content"]
+        .rstrip()
+        .endswith("one complete ```diff block against the original files.")
+    )
 
 
 def test_genuinely_different_failures_retry_at_a_higher_temperature_within_the_bounds(
