@@ -24,15 +24,20 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
+from fixbot.checkspec import CheckSpec, InvalidCheck, legacy_checks, resolve_checks
 from fixbot.errors import ConfigError
 
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
-    "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "conftest.py",
-    "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py",
-    ".github/**", ".fixbot.yml", "ruff.toml", "**/ruff.toml", ".ruff.toml", "**/.ruff.toml",
-    "mypy.ini", ".mypy.ini",
+    "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "noxfile.py",
+    ".github/**", ".fixbot.yml",
+    # Test and gate configuration wherever it is: pytest, ruff and mypy read nested copies.
+    "**/conftest.py", "**/pytest.ini", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml",
+    "**/ruff.toml", "**/.ruff.toml", "**/mypy.ini", "**/.mypy.ini",
+    # What Python runs at start-up from any folder on its path.
+    "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
 )  # fmt: skip
 CONFIG_FILE = ".fixbot.yml"
+DEFAULT_TEST_COMMAND = "python -m pytest"
 COMMAND_LINE = "command line"  # the `file` named in errors about overrides
 
 
@@ -111,7 +116,8 @@ class Sampling:
 
 @dataclass(frozen=True)
 class Config:
-    test_command: str = field(default="python -m pytest", metadata={"shell_words": True})
+    checks: tuple[CheckSpec, ...] = ()  # the CI's checks, in its order (replaces the next two)
+    test_command: str = field(default=DEFAULT_TEST_COMMAND, metadata={"shell_words": True})
     setup_command: str | None = None
     protected_paths: tuple[str, ...] = DEFAULT_PROTECTED_PATHS
     gates: Gates = Gates()
@@ -136,6 +142,7 @@ class Config:
     model_context_tokens: int | None = _bounded(None, minimum=1024, maximum=10_000_000)
     reflection: bool = False  # a separate diagnosis call before each retry (measured: README)
     parallel: Parallel = Parallel()  # K candidates at once after the first failed attempt
+    never_fix_branches: tuple[str, ...] = ()  # the Action: branch globs never fixed
     sampling: Sampling = Sampling()  # the temperatures one attempt at a time asks at
     source: str | None = field(default=None, metadata={"internal": True})
 
@@ -144,6 +151,8 @@ class Config:
         data = asdict(self)
         del data["source"]
         data["protected_paths"] = list(self.protected_paths)
+        data["checks"] = [asdict(check) for check in self.checks]
+        data["never_fix_branches"] = list(self.never_fix_branches)
         data["parallel"]["temperatures"] = list(self.parallel.temperatures)
         data["sampling"]["temperatures"] = list(self.sampling.temperatures)
         return data
@@ -165,10 +174,34 @@ def load_config(
     merged: dict[str, Any] = {}
     for layer in layers:
         merged = _merge(merged, layer)
+    _one_form_of_checks(layers, source)
     extra = [glob for layer in layers for glob in layer.get("protected_paths", ())]
     merged["protected_paths"] = tuple(dict.fromkeys((*DEFAULT_PROTECTED_PATHS, *extra)))
     config: Config = _construct(Config, {**merged, "source": source})
     return config
+
+
+def checks_of(config: Config) -> tuple[CheckSpec, ...]:
+    """The checks a run runs, in order: `checks`, else the legacy equivalent of `test_command`
+    and `gates` (the gates as "no new findings" gates, then the tests; see legacy_checks)."""
+    if config.checks:
+        return config.checks
+    return legacy_checks(config.test_command, lint=config.gates.lint, types=config.gates.types)
+
+
+def names_no_checks(config: Config) -> bool:
+    """Neither `checks` nor a test command or gates of its own: the Action may take the checks
+    from the failed CI run instead."""
+    legacy = config.test_command == DEFAULT_TEST_COMMAND and config.gates == Gates()
+    return legacy and not config.checks
+
+
+def _one_form_of_checks(layers: list[dict[str, Any]], source: str | None) -> None:
+    keys = " and ".join(k for k in ("test_command", "gates") if any(k in la for la in layers))
+    if keys and any("checks" in layer for layer in layers):
+        message = f"set either checks or {keys}, not both: keep checks (with the test command "
+        message += f"as one of them) and remove {keys}, or remove checks"
+        raise ConfigError(message, key="checks", file=source)
 
 
 def config_schema() -> dict[str, object]:
@@ -243,6 +276,9 @@ def _parse_section(cls: type, data: object, prefix: str, source: str) -> dict[st
         if is_dataclass(hints[name]):
             values[name] = _parse_section(hints[name], value, f"{key}.", source)
             continue
+        if hints[name] == tuple[CheckSpec, ...]:
+            values[name] = _parse_checks(value, key, source)
+            continue
         if get_origin(hints[name]) is dict:  # name -> section, e.g. prices: {model: {...}}
             section = get_args(hints[name])[1]
             if not isinstance(value, dict):
@@ -257,6 +293,19 @@ def _parse_section(cls: type, data: object, prefix: str, source: str) -> dict[st
         except ValueError as exc:
             raise ConfigError(str(exc), key=key, file=source) from None
     return values
+
+
+def _parse_checks(data: object, key: str, source: str) -> tuple[CheckSpec, ...]:
+    if not isinstance(data, list):
+        raise ConfigError(f"expected a list of checks, got {_kind(data)}", key=key, file=source)
+    if not data:
+        message = "needs at least one check (without checks, test_command and gates apply)"
+        raise ConfigError(message, key=key, file=source)
+    items = [_parse_section(CheckSpec, item, f"{key}[{i}].", source) for i, item in enumerate(data)]
+    try:
+        return resolve_checks(items)
+    except InvalidCheck as exc:
+        raise ConfigError(str(exc), key=f"{key}[{exc.index}].{exc.key}", file=source) from None
 
 
 def _coerce(hint: Any, value: object, rules: Mapping[str, Any]) -> object:

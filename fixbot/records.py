@@ -142,6 +142,15 @@ EscalationKind = Literal[
 ESCALATION_KINDS: frozenset[str] = frozenset(get_args(EscalationKind))
 
 
+class StepNotRun(TypedDict):
+    """A failed CI step (or a command in it) the Action did not run as a check, and why."""
+
+    job: str
+    step: str
+    command: str  # "" when the step itself was not found or is not a command
+    why: str
+
+
 class FailedJob(TypedDict):
     """One failed CI job as the model is shown it (graph state: plain data)."""
 

@@ -72,7 +72,9 @@ class _Pull:
 
 @dataclass
 class FakeJob:
-    """One job of a workflow run: its steps as (name, conclusion), and its log's text."""
+    """One job of a workflow run: its steps as (name, conclusion), as GitHub names them ("Run
+    <command>" for an unnamed run: step, "Test (3.11)" for a matrix job), and its log's text.
+    GitHub's own "Set up job" and "Complete job" steps are added around them when missing."""
 
     name: str
     conclusion: str = "failure"
@@ -87,6 +89,8 @@ class _Run:
     head_sha: str
     head_branch: str
     jobs: list[FakeJob]
+    path: str = ".github/workflows/test.yml"
+    name: str = "test"
 
 
 @dataclass
@@ -118,6 +122,8 @@ class FakeGitHub:
         self.pulls: dict[int, _Pull] = {}
         self.comments: dict[int, _Comment] = {}
         self.runs: dict[int, _Run] = {}
+        # The repository activity log, per repository (forks included): newest first.
+        self.activity: dict[str, list[dict[str, Any]]] = {}
         self.labels: set[str] = set()  # labels the repository has (others are created on use)
         self.requests: list[Recorded] = []
         self.injections: list[Injection] = []
@@ -189,12 +195,52 @@ class FakeGitHub:
             )
             return number
 
-    def add_run(self, run_id: int, head_sha: str, head_branch: str, jobs: list[FakeJob]) -> None:
-        """A completed workflow run with these jobs (ids are assigned here)."""
+    def add_run(
+        self,
+        run_id: int,
+        head_sha: str,
+        head_branch: str,
+        jobs: list[FakeJob],
+        *,
+        path: str = ".github/workflows/test.yml",
+        name: str = "test",
+    ) -> None:
+        """A completed run of the workflow at `path` with these jobs (ids are assigned here)."""
         with self._lock:
             for job in jobs:
                 job.id = next(self._job_ids)
-            self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs)
+            self.runs[run_id] = _Run(run_id, head_sha, head_branch, jobs, path, name)
+
+    def record_push(
+        self,
+        branch: str,
+        after: str,
+        timestamp: str,
+        *,
+        before: str = "0" * 40,
+        kind: str = "push",
+        repository: str | None = None,
+    ) -> None:
+        """A push as GitHub's activity log records it (its time is GitHub's own)."""
+        entry = _template("activity")
+        entry.update(
+            id=len(self.activity.get(repository or self.repository, [])) + 1,
+            before=before,
+            after=after,
+            ref=f"refs/heads/{branch}",
+            timestamp=timestamp,
+            activity_type=kind,
+            actor=self._user("writer"),
+        )
+        with self._lock:
+            self.activity.setdefault(repository or self.repository, []).insert(0, entry)
+
+    def add_comment(self, issue: int, body: str, *, user: str) -> int:
+        """A comment someone else wrote (a reader can write any text, fixbot's markers too)."""
+        with self._lock:
+            comment = _Comment(next(self._comment_ids), issue, body, user)
+            self.comments[comment.id] = comment
+            return comment.id
 
     def open_pulls(self) -> list[_Pull]:
         return [p for p in self.pulls.values() if p.state == "open"]
@@ -319,6 +365,8 @@ class FakeGitHub:
             html_url=f"{self.html}/actions/runs/{run.id}",
             jobs_url=f"{self.api}/actions/runs/{run.id}/jobs",
             logs_url=f"{self.api}/actions/runs/{run.id}/logs",
+            name=run.name,
+            path=f"{run.path}@{run.head_branch}",  # the API's form: the file, then its ref
             pull_requests=[],
             repository=self._repo(),
             head_repository=self._repo(),
@@ -338,6 +386,7 @@ class FakeGitHub:
             check_run_url=f"{self.api}/check-runs/{job.id}",
             conclusion=job.conclusion,
             name=job.name,
+            workflow_name=run.name,
             steps=[
                 {
                     "name": name,
@@ -347,7 +396,7 @@ class FakeGitHub:
                     "started_at": "2020-01-20T09:42:40.000-08:00",
                     "completed_at": "2020-01-20T09:42:41.000-08:00",
                 }
-                for number, (name, conclusion) in enumerate(job.steps, start=1)
+                for number, (name, conclusion) in enumerate(_as_run(job.steps), start=1)
             ],
         )
         return data
@@ -394,6 +443,7 @@ class FakeGitHub:
             ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)", self._get_job),
             ("GET", rf"{repo}/actions/jobs/(?P<job_id>\d+)/logs", self._job_logs),
             ("GET", rf"{repo}/git/ref/heads/(?P<branch>.+)", self._get_ref),
+            ("GET", rf"{repo}/activity", self._list_activity),
             ("DELETE", rf"{repo}/git/refs/heads/(?P<branch>.+)", self._delete_ref),
         ]
 
@@ -593,6 +643,14 @@ class FakeGitHub:
         )
         return 200, data
 
+    def _list_activity(self, owner: str, name: str, query: dict[str, str], **_: Any) -> Any:
+        """Any repository's log (a fork's too, as a public repository's is), filtered by ref."""
+        ref = query.get("ref", "")
+        ref = ref if ref.startswith("refs/") or not ref else f"refs/heads/{ref}"
+        entries = self.activity.get(f"{owner}/{name}", [])
+        per_page = int(query.get("per_page", "30"))
+        return 200, [e for e in entries if not ref or e["ref"] == ref][:per_page]
+
     def _get_ref(self, owner: str, name: str, branch: str, **_: Any) -> Any:
         if missing := self._check_repo(owner, name):
             return missing
@@ -615,6 +673,20 @@ class FakeGitHub:
         )
         return 204, None
 
+    @property
+    def graphql_path(self) -> str:
+        """Where GitHub serves GraphQL: /graphql, or /api/graphql beside GHES's /api/v3."""
+        return self.prefix.removesuffix("/v3") + "/graphql"
+
+    def _graphql(self, body: Any, headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """The one query fixbot makes: `viewer { login }`, the token's own identity."""
+        if self.token and headers.get("authorization") != f"token {self.token}":
+            return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
+        query = body.get("query", "") if isinstance(body, dict) else ""
+        if "viewer" not in query:
+            return 200, {"errors": [{"message": f"unsupported query: {query[:60]}"}]}, {}
+        return 200, {"data": {"viewer": {"login": self.bot}}}, {}
+
     # --- HTTP -----------------------------------------------------------------------------
 
     def _injected(self, method: str, path: str) -> Injection | None:
@@ -636,6 +708,8 @@ class FakeGitHub:
             self.requests.append(Recorded(method, path, body, headers))
         if method == "GET" and path.startswith("/_blobs/"):
             return self._blob(path, headers)
+        if method == "POST" and path == self.graphql_path:
+            return self._graphql(body, headers)
         if not path.startswith(self.prefix):
             return (*_error(404, "Not Found"), {})
         path = path[len(self.prefix) :]
@@ -685,6 +759,15 @@ class FakeGitHub:
             do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
 
         return Handler
+
+
+def _as_run(steps: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A job's steps as the jobs API lists them: GitHub's "Set up job" first, "Complete job"
+    last."""
+    names = [name for name, _ in steps]
+    head = [] if names[:1] == ["Set up job"] else [("Set up job", "success")]
+    tail = [] if names[-1:] == ["Complete job"] else [("Complete job", "success")]
+    return [*head, *steps, *tail]
 
 
 @dataclass

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
+from fixbot import report
 from fixbot.config import (
     DEFAULT_PROTECTED_PATHS,
     Budget,
@@ -18,6 +19,7 @@ from fixbot.config import (
     Gates,
     Price,
     SandboxSettings,
+    checks_of,
     config_schema,
     load_config,
 )
@@ -231,13 +233,38 @@ AGREEMENT: list[tuple[dict[str, Any], bool]] = [
     ({"request_timeout_seconds": 300}, True),
     ({"request_timeout_seconds": 0}, False),
     ({"request_timeout_seconds": 3601}, False),
+    ({"checks": [{"name": "lint", "run": "ruff check ."}, {"name": "t", "run": "pytest"}]}, True),
+    (
+        {"checks": [{"name": "t", "run": "pytest", "kind": "pytest", "test_timeout_seconds": 5}]},
+        True,
+    ),
+    ({"checks": [{"name": "docs", "run": "mkdocs build", "kind": "command"}]}, True),
+    ({"checks": []}, False),
+    ({"checks": {"name": "t", "run": "pytest"}}, False),
+    ({"checks": ["pytest"]}, False),
+    ({"checks": [{"name": "t"}]}, False),
+    ({"checks": [{"run": "pytest"}]}, False),
+    ({"checks": [{"name": "t", "run": " "}]}, False),
+    ({"checks": [{"name": "t y", "run": "pytest"}]}, False),
+    ({"checks": [{"name": "t", "run": "pytest", "kind": "rust"}]}, False),
+    (
+        {"checks": [{"name": "t", "run": "ruff .", "kind": "ruff", "test_timeout_seconds": 5}]},
+        False,
+    ),
+    ({"checks": [{"name": "t", "run": "pytest", "test_timeout_seconds": 0}]}, False),
+    ({"checks": [{"name": "t", "run": "pytest", "gate": True}]}, False),
+    ({"checks": [{"name": "t", "run": "pytest", "shell": "bash"}]}, False),
+    ({"never_fix_branches": ["release/*", "main"]}, True),
+    ({"never_fix_branches": "release/*"}, False),
+    ({"never_fix_branches": [""]}, False),
 ]
 
 
 @pytest.mark.parametrize(("doc", "valid"), AGREEMENT, ids=[json.dumps(d) for d, _ in AGREEMENT])
 def test_loader_and_schema_agree(tmp_path: Path, doc: dict[str, Any], valid: bool) -> None:
     # Left out on purpose: unbalanced quotes in test_command (shlex, not expressible in a
-    # schema) and non-finite cpus (not expressible in JSON); the loader refuses both.
+    # schema), non-finite cpus (not expressible in JSON), and what only the loader can see of
+    # checks (LOADER_ONLY below); the loader refuses them all.
     write(tmp_path, yaml.safe_dump(doc))
     try:
         load_config(tmp_path)
@@ -266,12 +293,24 @@ def test_schema_keys_defaults_and_bounds_match_the_dataclasses() -> None:
 
     def walk(cls: type, schema: dict[str, Any], path: str) -> None:
         assert schema["additionalProperties"] is False, path
-        file_fields = [f for f in dataclasses.fields(cls) if f.name != "source"]
+        file_fields = [f for f in dataclasses.fields(cls) if not f.metadata.get("internal")]
         assert set(schema["properties"]) == {f.name for f in file_fields}, path
         hints = get_type_hints(cls)
         for f in file_fields:
             prop, key = schema["properties"][f.name], path + f.name
             assert prop["description"], key
+            if "pattern" in f.metadata:
+                assert prop["pattern"] == f"^{f.metadata['pattern']}$", key
+            if dataclasses.MISSING is f.default is f.default_factory:  # required, or inferred
+                assert "default" not in prop, key
+                required = f.name in schema.get("required", [])
+                assert required != bool(f.metadata.get("inferred")), key
+                continue
+            item = get_args(hints[f.name])[0] if get_origin(hints[f.name]) is tuple else None
+            if dataclasses.is_dataclass(item):  # a list of sections: checks: [{name, run}]
+                assert prop["default"] == plain(f.default), key
+                walk(item, prop["items"], key + "[].")  # type: ignore[arg-type]
+                continue
             if get_origin(hints[f.name]) is dict:  # name -> section: walk the section's schema
                 assert prop["default"] == {} == f.default_factory(), key  # type: ignore[misc]
                 section = get_args(hints[f.name])[1]
@@ -319,3 +358,109 @@ def test_a_bad_price_table_names_the_key(tmp_path: Path, text: str, names: str) 
     write(tmp_path, text)
     with pytest.raises(ConfigError, match=names):
         load_config(tmp_path)
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+CHECKS = """\
+checks:
+  - name: lint
+    run: ruff check .
+  - name: format
+    run: ruff format --check .
+  - name: types
+    run: python -m mypy src
+  - name: tests
+    run: python -m pytest -q
+    test_timeout_seconds: 30
+  - name: unit
+    run: python -m unittest discover -s tests
+  - name: docs
+    run: mkdocs build --strict
+  - name: lint-again
+    run: ruff check src
+    kind: command
+"""
+
+
+def test_checks_keep_their_order_and_their_kinds_are_inferred(tmp_path: Path) -> None:
+    write(tmp_path, CHECKS)
+    checks = checks_of(load_config(tmp_path))
+    assert [(c.name, c.kind) for c in checks] == [
+        ("lint", "ruff"),
+        ("format", "ruff-format"),
+        ("types", "mypy"),
+        ("tests", "pytest"),
+        ("unit", "unittest"),
+        ("docs", "command"),
+        ("lint-again", "command"),  # a kind given wins over the inferred one
+    ]
+    assert checks[3].test_timeout_seconds == 30 and checks[0].test_timeout_seconds == 60
+    assert checks[2].argv == ("python", "-m", "mypy", "src")
+    assert not any(c.gate for c in checks)
+
+
+def test_checks_are_in_the_settings_that_name_the_thread(tmp_path: Path) -> None:
+    write(tmp_path, CHECKS)
+    data = load_config(tmp_path).to_dict()
+    assert json.loads(json.dumps(data)) == data
+    assert data["checks"][0] == {
+        "name": "lint",
+        "run": "ruff check .",
+        "kind": "ruff",
+        "test_timeout_seconds": 60,
+        "gate": False,
+    }
+
+
+def test_without_checks_the_test_command_and_gates_keep_their_meaning(tmp_path: Path) -> None:
+    defaults = checks_of(load_config(tmp_path))
+    assert [(c.name, c.run, c.kind, c.gate) for c in defaults] == [
+        ("lint", "python -m ruff check .", "ruff", True),  # "no new findings" gates ...
+        ("types", "python -m mypy .", "mypy", True),
+        ("tests", "python -m pytest", "pytest", False),  # ... then the tests, which must pass
+    ]
+    write(tmp_path, "test_command: ruff check .\ngates: {types: false}\n")
+    legacy = checks_of(load_config(tmp_path))
+    # A test command that is not pytest is one test, judged by its exit code, as before.
+    assert [(c.name, c.run, c.kind, c.gate) for c in legacy] == [
+        ("lint", "python -m ruff check .", "ruff", True),
+        ("tests", "ruff check .", "command", False),
+    ]
+    write(tmp_path, "gates: {lint: false, types: false}\n")
+    assert [c.name for c in checks_of(load_config(tmp_path))] == ["tests"]
+
+
+# (file, the key the error names, what it says): what no schema can say about checks.
+LOADER_ONLY = [
+    ("checks:\n  - {name: t, run: pytest}\n  - {name: t, run: ruff check .}\n", "checks[1].name",
+     "already the name of checks[0]"),
+    ("checks:\n  - {name: fmt, run: ruff format .}\n", "checks[0].run", "ruff format --check"),
+    ("checks:\n  - {name: fmt, run: ruff format ., kind: command}\n", "checks[0].run",
+     "rewrites"),
+    ("checks:\n  - {name: fix, run: ruff check --fix .}\n", "checks[0].run", "without --fix"),
+    ("checks:\n  - {name: l, run: ruff check ., test_timeout_seconds: 5}\n",
+     "checks[0].test_timeout_seconds", "inferred as ruff"),
+    ("checks:\n  - {name: t, run: 'pytest -k \"a'}\n", "checks[0].run", "No closing quotation"),
+    ("checks:\n  - {name: t, run: pytest}\ntest_command: pytest -x\n", "checks",
+     "keep checks"),
+    ("gates: {lint: false}\nchecks:\n  - {name: t, run: pytest}\n", "checks", "remove gates"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "key", "says"), LOADER_ONLY)
+def test_a_bad_check_names_its_key_and_the_file(
+    tmp_path: Path, text: str, key: str, says: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    assert caught.value.key == key and caught.value.file == str(path)
+    assert says in str(caught.value)
+    assert report.exit_code("error", report.error_kind(caught.value)) == 2
+
+
+def test_never_fix_branches_are_globs_in_a_list(tmp_path: Path) -> None:
+    write(tmp_path, "never_fix_branches: [release/*, legacy]\n")
+    assert load_config(tmp_path).never_fix_branches == ("release/*", "legacy")
+    assert load_config(tmp_path).to_dict()["never_fix_branches"] == ["release/*", "legacy"]

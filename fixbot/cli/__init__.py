@@ -23,6 +23,7 @@ from fixbot.cli import doctor
 from fixbot.cli.action import action
 from fixbot.cli.bench import Wrap, find_entries, render_json, render_table, run_bench
 from fixbot.cli.fix import fix_command, overrides
+from fixbot.cli.init import init
 from fixbot.cli.parser import build_parser
 from fixbot.cli.views import history, learned, prune
 from fixbot.config import load_config
@@ -157,4 +158,5 @@ COMMANDS: Mapping[str, Command] = {
     "lessons": learned,
     "prune": prune,
     "bench": bench,
+    "init": init,
 }

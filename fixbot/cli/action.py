@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from fixbot import log
-from fixbot.config import load_config
+from fixbot.config import Config, load_config, names_no_checks
 from fixbot.errors import UsageError
 from fixbot.forge import Publisher
 from fixbot.forge.github import ActionEnv, FixJob, connect, run_action, secrets_of
@@ -44,7 +46,7 @@ def fix_for_action(job: FixJob, *, env: Mapping[str, str]) -> FixResult:
     """The action's FixRunner: `fixbot fix` on job.commit of the trusted checkout (its config,
     not the PR head's). Raises FixbotError; run_action records that as the result."""
     root = find_root(job.repo)
-    config = load_config(root, config_file=job.config_file, overrides=job.overrides)
+    config = run_config(root, job)
     if not config.model:
         raise UsageError("no model named: set the model input, or model in .fixbot.yml")
     request = FixRequest(
@@ -62,6 +64,15 @@ def fix_for_action(job: FixJob, *, env: Mapping[str, str]) -> FixResult:
         if reply is None:
             return run_fix(request, clients)
         return resume_fix(thread, reply, repo=root, config=config, clients=clients)
+
+
+def run_config(root: Path, job: FixJob) -> Config:
+    """The trusted checkout's config with the action's inputs over it; the failed run's steps
+    (job.checks) are its checks when it names none of its own."""
+    config = load_config(root, config_file=job.config_file, overrides=job.overrides)
+    if job.checks and names_no_checks(config):
+        config = replace(config, checks=job.checks)
+    return config
 
 
 def _thread(

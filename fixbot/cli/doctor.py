@@ -7,6 +7,7 @@ sandbox, with the Python the checks will run with.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -49,7 +50,8 @@ def diagnose(
 ) -> list[Check]:
     bwrap_check, bwrap = _bubblewrap()
     docker_check, docker = _docker(image, environment)
-    checks = [bwrap_check, docker_check, _workspaces(bwrap, docker), _git()]
+    checks = [bwrap_check, docker_check, _workspaces(bwrap, docker), _containment(bwrap, docker)]
+    checks.append(_git())
     sandbox = docker or bwrap
     for name, module, install in _TOOLS:
         checks.append(_tool_in(sandbox, name, module, install))
@@ -74,7 +76,7 @@ def render(checks: list[Check]) -> str:
     return "\n".join([*lines, "", verdict]) + "\n"
 
 
-def _bubblewrap() -> tuple[Check, Sandbox | None]:
+def _bubblewrap() -> tuple[Check, BwrapSandbox | None]:
     found = shutil.which("bwrap")
     if not found:
         return Check("bubblewrap", False, "", "not installed: apt-get install -y bubblewrap"), None
@@ -86,7 +88,9 @@ def _bubblewrap() -> tuple[Check, Sandbox | None]:
     return Check("bubblewrap", True, version, f"creates sandboxes: {sandbox.describe()}"), sandbox
 
 
-def _docker(image: str, environment: Mapping[str, str] | None) -> tuple[Check, Sandbox | None]:
+def _docker(
+    image: str, environment: Mapping[str, str] | None
+) -> tuple[Check, DockerSandbox | None]:
     sdk = sdk_version()
     if sdk is None:
         return Check(
@@ -110,11 +114,24 @@ def _workspaces(*sandboxes: Sandbox | None) -> Check:
     return Check("workspaces", True, "", f"{how}; {cap}")
 
 
+def _containment(bwrap: BwrapSandbox | None, docker: DockerSandbox | None) -> Check:
+    """What contains a run on each backend here: whole-sandbox caps or per-process ones (and
+    why), the uids, the seccomp filter."""
+    found = [f"{s.name}: {s.containment()}" for s in (bwrap, docker) if s is not None]
+    return Check("containment", bool(found), "", " | ".join(found) or "no sandbox (see above)")
+
+
 def _git() -> Check:
     if not shutil.which("git"):
         return Check("git", False, "", "not installed: apt-get install -y git")
     result = proc.run(["git", "--version"], timeout=10)
-    return Check("git", result.returncode == 0, result.output.strip().removeprefix("git "), "")
+    version = result.output.strip().removeprefix("git version ")
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
+    # fixbot's git ignores the global config, so `safe.directory` comes on its command line.
+    old = " (before 2.38: a checkout owned by another user is refused)" if numbers < (2, 38) else ""
+    return Check(
+        "git", result.returncode == 0, version, f"runs no program of the repository's{old}"
+    )
 
 
 def _tool_in(sandbox: Sandbox | None, name: str, module: str, install: str) -> Check:

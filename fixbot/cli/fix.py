@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fixbot import log, proc
+from fixbot import log
 from fixbot.cli.progress import Progress
 from fixbot.config import load_config
 from fixbot.errors import FixbotError, UsageError
@@ -29,7 +29,7 @@ from fixbot.runs import (
     secrets_in,
     thread_id,
 )
-from fixbot.snapshot import find_root, pin_commit
+from fixbot.snapshot import apply_to_worktree, find_root, pin_commit
 
 
 def overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, object]:
@@ -156,6 +156,4 @@ def _apply(root: Path, commit: str, diff_text: str) -> None:
     head = pin_commit(root)
     if head != commit:
         raise UsageError(f"--apply: HEAD moved from {commit[:12]} to {head[:12]}; not applying")
-    proc.check(
-        ["git", "-C", str(root), "apply", "--whitespace=nowarn", "-"], stdin_data=diff_text.encode()
-    )
+    apply_to_worktree(root, diff_text)

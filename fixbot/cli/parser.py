@@ -126,6 +126,18 @@ def _views(commands: Any) -> None:
     _output(prune)
 
 
+def _init(commands: Any) -> None:
+    init = commands.add_parser(
+        "init", help="propose a .fixbot.yml from the CI's workflows (checks, setup_command)"
+    )
+    _path(init)
+    init.add_argument("--force", action="store_true", help="overwrite an existing .fixbot.yml")
+    init.add_argument(
+        "--print", action="store_true", help="print the proposal on stdout instead of writing it"
+    )
+    init.add_argument("--log-format", choices=["auto", "human", "json"], default="auto")
+
+
 def _tools(commands: Any) -> None:
     act = commands.add_parser(
         "action", help="one GitHub Actions step: the event in, at most one fix PR out"
@@ -165,6 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fixbot", description="Fix failing builds, verified in a sandbox.")
     parser.add_argument("--version", action="version", version=f"fixbot {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (_fix, _resume, _fork, _views, _tools):
+    for add in (_fix, _resume, _fork, _views, _init, _tools):
         add(commands)
     return parser

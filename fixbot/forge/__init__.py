@@ -41,7 +41,7 @@ from fixbot.forge.texts import (
     COMMENT_MARKER,
     REFUSAL_MARKER,
     THREAD_MARKER,
-    code_span,
+    moved_comment,
     refusal_comment,
 )
 from fixbot.forge.trigger import (
@@ -51,9 +51,11 @@ from fixbot.forge.trigger import (
     Decision,
     EventName,
     PullInfo,
+    Push,
     Skip,
     Trigger,
     commit_id,
+    moved_since,
 )
 
 __all__ = [
@@ -78,17 +80,19 @@ __all__ = [
     "PullRequest",
     "PullRequestExists",
     "PullRequestsNotPermitted",
+    "Push",
     "Skip",
     "Trigger",
     "check_branch",
     "cleanup",
     "close_superseded",
-    "code_span",
     "commit_id",
     "find_or_create_pr",
     "fingerprint",
     "fix_branch",
     "may_trigger",
+    "moved_comment",
+    "moved_since",
     "pending_thread",
     "publish",
     "refusal_comment",

@@ -1,6 +1,7 @@
 """git in the publish job's workspace, through fixbot.proc: the fix as a deterministic commit,
 pushed with a lease. The token reaches git only through GIT_CONFIG_* environment variables,
-never argv and never .git/config."""
+never argv and never .git/config; no hook, fsmonitor or filter the checkout's config names runs
+(snapshot.NO_PROGRAMS)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 from fixbot import proc
 from fixbot.errors import EnvironmentProblem, UsageError
 from fixbot.forge.trigger import commit_id
-from fixbot.screen import never_editable
+from fixbot.screen import unpublishable
+from fixbot.snapshot import NO_PROGRAMS, config_args
 
 GIT_NAME = "github-actions[bot]"
 GIT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
@@ -52,6 +54,9 @@ class Git:
             return []
         return [self.token, b64encode(f"x-access-token:{self.token}".encode()).decode()]
 
+    def argv(self, *args: str) -> list[str]:
+        return ["git", "-C", str(self.workspace), *config_args(NO_PROGRAMS), *args]
+
     def run(
         self,
         *args: str,
@@ -59,7 +64,7 @@ class Git:
         stdin: bytes | None = None,
         extra: Mapping[str, str] | None = None,
     ) -> str:
-        argv = ["git", "-C", str(self.workspace), *args]
+        argv = self.argv(*args)
         env = self.env(auth=auth, extra=extra)
         try:
             return proc.check(argv, env=env, timeout=GIT_TIMEOUT, stdin_data=stdin).output
@@ -68,7 +73,7 @@ class Git:
 
     def has_commit(self, sha: str) -> bool:
         commit_id(sha, "the commit to fix")
-        argv = ["git", "-C", str(self.workspace), "cat-file", "-e", f"{sha}^{{commit}}"]
+        argv = self.argv("cat-file", "-e", f"{sha}^{{commit}}")
         return proc.run(argv, env=self.env(), timeout=GIT_TIMEOUT).returncode == 0
 
     def ensure_commit(self, sha: str, *, pull: int | None = None) -> None:
@@ -95,9 +100,12 @@ class Git:
                 return sha
         return None
 
-    def commit_fix(self, parent: str, diff: str, message: str) -> str:
+    def commit_fix(
+        self, parent: str, diff: str, message: str, *, protected: Sequence[str] = ()
+    ) -> str:
         """The fix as a commit on `parent`, built in a private index: the working tree, the
-        checkout's index and its hooks are never touched. Same inputs, same commit id."""
+        checkout's index and its hooks are never touched. Same inputs, same commit id. What
+        git itself reads in the diff is checked once more (`protected`: the trusted globs)."""
         commit_id(parent, "the fixed commit")
         date = _last_line(self.run("show", "-s", "--format=%ct", parent))
         stamp = f"@{date} +0000"
@@ -105,7 +113,8 @@ class Git:
             index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.run("read-tree", parent, extra=index)
             numstat = self.run("apply", "--numstat", "-z", "-", stdin=diff.encode())
-            refuse_paths(_numstat_paths(numstat))
+            summary = self.run("apply", "--summary", "-", stdin=diff.encode())
+            refuse_paths(_numstat_paths(numstat), protected, numstat=numstat, summary=summary)
             self.run(
                 "apply", "--cached", "--whitespace=nowarn", "-",
                 stdin=diff.encode(), extra=index,
@@ -129,7 +138,7 @@ class Git:
         if expected is not None:
             commit_id(expected, "the branch's commit")
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
-        argv = ["git", "-C", str(self.workspace), "push", "--porcelain", lease, self.remote]
+        argv = self.argv("push", "--porcelain", lease, self.remote)
         argv.append(f"{sha}:refs/heads/{branch}")
         result = proc.run(argv, env=self.env(auth=True), timeout=GIT_TIMEOUT)
         if result.returncode == 0 and not result.timed_out:
@@ -166,8 +175,21 @@ def _numstat_paths(numstat: str) -> list[str]:
     return paths
 
 
-def refuse_paths(paths: Sequence[str]) -> None:
-    """The recorded diff is data from another job: it may not touch CI or fixbot's config."""
-    for path in paths:
-        if never_editable(path):
-            raise UsageError(f"refusing to publish a diff that changes {path!r}")
+def refuse_paths(
+    paths: Sequence[str],
+    protected: Sequence[str] = (),
+    *,
+    numstat: str = "",
+    summary: str = "",
+) -> None:
+    """The recorded diff is data from another job: what git says it would do with it (the
+    paths it touches, binary changes, modes, links, renames) must pass the publish rules too."""
+    problems = unpublishable(paths, protected)
+    if any(entry.startswith("-\t-\t") for entry in numstat.split("\0")):
+        problems.append("git reads a binary change in it")
+    for line in summary.splitlines():
+        kept = line.strip()
+        if kept and not kept.startswith(("create mode 100644 ", "delete mode 100644 ")):
+            problems.append(f"git reads {kept[:80]!r} in it")
+    if problems:
+        raise UsageError("refusing to publish the recorded diff: " + "; ".join(problems[:5]))

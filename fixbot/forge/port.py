@@ -12,6 +12,7 @@ from typing import Protocol
 
 from fixbot.errors import EnvironmentProblem
 from fixbot.forge.runlog import JobSummary
+from fixbot.forge.trigger import Push
 
 
 class PullRequestExists(Exception):
@@ -40,6 +41,7 @@ class PullRequest:
 class Comment:
     id: int
     body: str
+    author: str = ""  # the login GitHub records as its author
 
 
 class Publisher(Protocol):
@@ -47,11 +49,19 @@ class Publisher(Protocol):
 
     def default_branch(self) -> str: ...
 
+    def identity(self) -> str:
+        """The login this token acts as: the author of every comment fixbot writes."""
+        ...
+
     def permission(self, user: str) -> str: ...
 
     def get_pull(self, number: int) -> PullRequest: ...
 
     def find_pr_by_branch(self, branch: str) -> PullRequest | None: ...
+
+    def pushes(self, repository: str, branch: str) -> list[Push]:
+        """GitHub's record of the updates of `branch` in `repository`, newest first."""
+        ...
 
     def open_pulls_into(self, base: str) -> list[PullRequest]: ...
 

@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from fixbot.errors import EnvironmentProblem, UsageError
 from fixbot.forge.git import Git
-from fixbot.forge.port import Published, Publisher, PullRequest, PullRequestExists
+from fixbot.forge.port import Comment, Published, Publisher, PullRequest, PullRequestExists
+from fixbot.forge.recorded import check_recorded
 from fixbot.forge.texts import (
     COMMENT_MARKER,
     THREAD_PATTERN,
     cap,
-    code_span,
     commit_message,
     fork_comment,
     pr_body,
@@ -43,6 +43,7 @@ from fixbot.forge.texts import (
     title,
 )
 from fixbot.forge.trigger import BRANCH_PREFIX, Trigger
+from fixbot.inert import code_span
 from fixbot.report import FixResult
 from fixbot.secrets import redact
 
@@ -127,12 +128,19 @@ def _find_after_conflict(
     raise EnvironmentProblem(f"GitHub says a pull request for {branch} exists, but none is open")
 
 
+def own_comments(publisher: Publisher, number: int) -> list[Comment]:
+    """The comments on `number` that fixbot wrote: authored by this token's own identity. A
+    marker in anyone else's comment (a reader can paste one) makes it nothing of fixbot's."""
+    me = publisher.identity()
+    return [c for c in publisher.comments(number) if c.author == me]
+
+
 def upsert_comment(
     publisher: Publisher, number: int, body: str, *, marker: str = COMMENT_MARKER
 ) -> None:
     """One fixbot comment per pull request and marker, edited in place."""
     body = cap(body if marker in body else f"{marker}\n{body}")
-    for comment in publisher.comments(number):
+    for comment in own_comments(publisher, number):
         if marker in comment.body:
             if comment.body != body:
                 publisher.edit_comment(number, comment.id, body)
@@ -142,7 +150,7 @@ def upsert_comment(
 
 def pending_thread(publisher: Publisher, number: int) -> str:
     """The thread of the escalated run fixbot's comment on PR `number` asks about, or ""."""
-    for comment in publisher.comments(number):
+    for comment in own_comments(publisher, number):
         if COMMENT_MARKER in comment.body:
             found = THREAD_PATTERN.search(comment.body)
             return found.group(1) if found else ""
@@ -181,34 +189,42 @@ def publish(
     default_token: bool = True,
     secrets: Sequence[str] = (),
     labels: Sequence[str] = (),
+    protected: Sequence[str] = (),
+    expected_sha256: str | None = None,
 ) -> Published:
-    """Everything a recorded result leads to on GitHub; nothing else writes there."""
+    """Everything a recorded result leads to on GitHub; nothing else writes there. The result
+    is checked first (forge/recorded.py): `expected_sha256` is the fix job's own hash of the
+    diff (None when this process decided the result), `protected` the trusted globs."""
     if result.commit and result.commit != trigger.head_sha:
         raise UsageError(
             f"the recorded result is for commit {result.commit[:12]}, "
             f"but the event is about {trigger.head_sha[:12]}"
         )
+    check_recorded(result, expected_sha256=expected_sha256, protected=protected)
     known = [*secrets, *git.secrets()]
     if result.status == "fixed" and result.diff:
         if trigger.from_fork:
             return _comment_only(publisher, trigger, fork_comment(result), known)
-        return _open_fix_pr(result, trigger, publisher, git, draft, default_token, known, labels)
+        return _open_fix_pr(
+            result, trigger, publisher, git, draft, default_token, known, labels, protected
+        )
     if result.status == "already_passing":
         closed = close_superseded(
             publisher,
             trigger.repository,
             trigger.head_ref,
-            f"`{code_span(trigger.head_ref)}` passes at {result.commit[:12]} without this change.",
+            f"{code_span(trigger.head_ref)} passes at {code_span(result.commit[:12])} "
+            "without this change.",
         )
         if trigger.pr_number is not None:
-            body = f"The checks already pass at `{result.commit[:12]}`: nothing to fix.\n"
+            body = f"The checks already pass at {code_span(result.commit[:12])}: nothing to fix.\n"
             upsert_comment(publisher, trigger.pr_number, body)
         return Published(action="closed" if closed else "none", closed=closed)
     return _comment_only(publisher, trigger, status_comment(result), known)
 
 
 def cleanup(publisher: Publisher, repository: str, branch: str, sha: str) -> Published:
-    why = f"the checks of `{code_span(branch)}` pass at {sha[:12]} without this change."
+    why = f"the checks of {code_span(branch)} pass at {code_span(sha[:12])} without this change."
     closed = close_superseded(publisher, repository, branch, why)
     return Published(action="closed" if closed else "none", closed=closed)
 
@@ -222,11 +238,13 @@ def _open_fix_pr(
     default_token: bool,
     known: Sequence[str],
     labels: Sequence[str],
+    protected: Sequence[str],
 ) -> Published:
     branch = fix_branch(trigger, result)
     check_branch(branch, trigger)
     git.ensure_commit(result.commit)
-    sha = git.commit_fix(result.commit, result.diff, commit_message(result, trigger))
+    message = commit_message(result, trigger)
+    sha = git.commit_fix(result.commit, result.diff, message, protected=protected)
     pushed = _push_once(git, sha, branch)
     heading = title(result, trigger)
     body = pr_body(result, trigger, default_token, known)
@@ -238,7 +256,8 @@ def _open_fix_pr(
         publisher.add_labels(pull.number, missing)
     if trigger.pr_number is not None:
         verb = "opened" if action == "created" else "updated"
-        note = f"fixbot {verb} {pull.url} with a verified fix for `{result.commit[:12]}`.\n"
+        fixed = code_span(result.commit[:12])
+        note = f"fixbot {verb} {pull.url} with a verified fix for {fixed}.\n"
         upsert_comment(publisher, trigger.pr_number, note)
     return Published(
         action=action, pr_number=pull.number, pr_url=pull.url, branch=branch, pushed=pushed

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from fixbot.forge.trigger import Trigger
+from fixbot.inert import code_span, prose
 from fixbot.report import FixResult, render_markdown
 from fixbot.secrets import redact
 
@@ -19,10 +20,22 @@ BODY_CAP = 60_000  # GitHub refuses PR and comment bodies over 65,536 characters
 
 
 def refusal_comment(user: str) -> str:
+    # The requester is mentioned on purpose; a login is [A-Za-z0-9-] (anything else is dropped).
+    login = re.sub(r"[^A-Za-z0-9-]", "", user)
     return (
-        f"{REFUSAL_MARKER}\nThanks for the request, @{user}. `/fix` can be used by people with "
+        f"{REFUSAL_MARKER}\nThanks for the request, @{login}. `/fix` can be used by people with "
         "write access to this repository, so fixbot did not run. A maintainer can comment "
         "`/fix` to start it.\n"
+    )
+
+
+def moved_comment(why: str, head: str) -> str:
+    """The pull request's head moved after the `/fix` comment (or that could not be ruled
+    out): nothing was fixed."""
+    return (
+        f"{REFUSAL_MARKER}\nfixbot did not run: {prose(why)}. A `/fix` fixes the commit that was "
+        f"the head when it was written; the head is now {code_span(head[:12])}. Comment `/fix` "
+        "again to fix it.\n"
     )
 
 
@@ -35,7 +48,8 @@ def title(result: FixResult, trigger: Trigger) -> str:
 def commit_message(result: FixResult, trigger: Trigger) -> str:
     tests = sorted(result.failing_tests)
     lines = [title(result, trigger), ""]
-    lines += [f"Fixes: {t}" for t in tests[:50]]
+    # "Test:", not "Fixes:": a closing keyword before a test id like `t[#12]` could close #12.
+    lines += [f"Test: {t}" for t in tests[:50]]
     lines += ["", f"Diff-SHA256: {result.diff_sha256}", f"Verified-by: fixbot {result.version}"]
     return "\n".join(lines) + "\n"
 
@@ -43,10 +57,10 @@ def commit_message(result: FixResult, trigger: Trigger) -> str:
 def pr_body(result: FixResult, trigger: Trigger, default_token: bool, known: Sequence[str]) -> str:
     source = []
     if trigger.run_url:
-        source.append(f"the failed run {trigger.run_url}")
+        source.append(f"the failed run {trigger.run_url}")  # from the event: GitHub's URL
     if trigger.pr_number is not None:
         source.append(f"#{trigger.pr_number}")
-    head = f"Fixes the failure on `{code_span(trigger.head_ref)}` at `{result.commit[:12]}`"
+    head = f"Fixes the failure on {code_span(trigger.head_ref)} at {code_span(result.commit[:12])}"
     head += f" ({', '.join(source)})." if source else "."
     parts = [COMMENT_MARKER, head, "", render_markdown(result)]
     if default_token:
@@ -74,11 +88,6 @@ def fork_comment(result: FixResult) -> str:
         "The verified fix, to apply with `git apply`:\n\n"
         f"{render_markdown(result)}"
     )
-
-
-def code_span(text: str) -> str:
-    """Untrusted text inside a Markdown code span."""
-    return text.replace("`", "'").replace("\n", " ")
 
 
 def cap(text: str) -> str:

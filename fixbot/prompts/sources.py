@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
+from fixbot.inert import fence_marker
 from fixbot.records import CheckResult
 from fixbot.snapshot import read_inside
 from fixbot.window import estimate_tokens
@@ -26,7 +27,6 @@ ITEM_TOKENS = 8  # a heading, a fence and newlines around one item
 _FRAME_IN_TRACE = re.compile(
     r"(?:^|[\s\"'(])(?:/workspace/)?(?:\./)?([\w./-]+\.py)(?::(\d+)|\", line (\d+))"
 )
-_BACKTICKS = re.compile(r"`{3,}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -49,9 +49,9 @@ def one_line(text: str) -> str:
 
 
 def fence(texts: Iterable[str]) -> str:
-    """A backtick fence that no run of backticks in the texts can close."""
-    longest = max((len(run) for text in texts for run in _BACKTICKS.findall(text)), default=2)
-    return "`" * (longest + 1)
+    """A backtick fence that no run of backticks in the texts can close (the one rule,
+    fixbot.inert's, that report.md and the PR body use too)."""
+    return fence_marker(*texts)
 
 
 # 2. and 3. Source excerpts: the failing tests, then the code the tracebacks name

@@ -49,7 +49,8 @@ def load_result(folder: Path) -> FixResult:
         data = json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
         recorded_sha = data.get("diff_sha256", "")
         result = FixResult.from_json(json.dumps(data))
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        render_markdown(result)  # whatever it holds must render, or nothing is published
+    except (OSError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         raise UsageError(f"no readable fixbot result in {folder}: {exc}") from exc
     if result.status != "fixed":
         return result

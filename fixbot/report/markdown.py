@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from fixbot.inert import code_span, fenced, prose
 from fixbot.records import round_firsts
 from fixbot.report.result import FixResult
 
@@ -18,45 +20,48 @@ _HEADLINES = {
 }
 
 
-def _cell(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split()).replace("|", "\\|")
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _cell(text: str, limit: int = 120) -> str:
+    """Untrusted text as prose in a table cell (or a line): cut first, then made inert."""
+    return prose(_short(text, limit))
+
+
+def _code_cell(text: str, limit: int = 100) -> str:
+    """Untrusted text as code in a table cell: GFM splits the row at `|` even inside a span."""
+    return code_span(_short(text, limit)).replace("|", "\\|")
+
+
 def render_markdown(result: FixResult) -> str:
-    lines = [f"## {_HEADLINES[result.status]}", "", f"**Status:** `{result.status}`  "]
+    """Every field is shown as data: in the publish job the result was read from a file."""
+    lines = [f"## {_HEADLINES[result.status]}", "", f"**Status:** {code_span(result.status)}  "]
     lines += [f"**Why:** {_cell(result.reason, 500)}  "]
     if result.commit:
-        lines += [f"**Commit:** `{result.commit}`  ", f"**Sandbox:** {result.sandbox}  "]
-        lines += [f"**Thread:** `{result.thread_id}`  "]
+        lines += [f"**Commit:** {code_span(result.commit)}  "]
+        lines += [f"**Sandbox:** {_cell(result.sandbox, 60)}  "]
+        lines += [f"**Thread:** {code_span(result.thread_id)}  "]
     if result.labels:
-        lines += [f"**Labels:** {', '.join(result.labels)}  "]
+        lines += [f"**Labels:** {', '.join(code_span(label) for label in result.labels)}  "]
     if result.allowed_protected:
-        allowed = ", ".join(f"`{p}`" for p in result.allowed_protected)
+        allowed = ", ".join(code_span(p) for p in result.allowed_protected)
         lines += [f"**Protected files a maintainer allowed to change:** {allowed}  "]
     lines += [""]
     lines += _tests_table(result)
     lines += _gates_table(result)
+    lines += _steps_not_run(result)
     if result.attempts:
         lines += ["", "### Attempts", "", "| # | model | tokens | cost | verdict | problems |"]
         lines += ["|---|---|---|---|---|---|"]
-        for a in result.attempts:
-            problems = "; ".join(a["problems"][:3]) or "-"
-            tokens = a["prompt_tokens"] + a["completion_tokens"]
-            spent = float(a.get("cost_usd", 0.0))
-            model = a["model"]
-            if a.get("temperature") is not None:
-                model += f" (temperature {a['temperature']:g})"
-            lines.append(
-                f"| {a['number']} | {_cell(model, 60)} | {tokens} | ${spent:.4f} | "
-                f"{a['verdict']} | {_cell(problems)} |"
-            )
+        lines += [_attempt_row(a) for a in result.attempts]
     path = run_path(result)
     if path:
         lines += ["", "### The path this run took", "", *mermaid(path)]
     if result.diff:
-        lines += ["", "### The change", "", "```diff", result.diff.rstrip("\n"), "```"]
-        lines += ["", f"SHA-256 of the diff: `{result.diff_sha256}`"]
+        lines += ["", "### The change", "", fenced(result.diff, "diff")]
+        lines += ["", f"SHA-256 of the diff: {code_span(result.diff_sha256)}"]
     if result.dropped_hunks:
         lines += [
             "",
@@ -64,24 +69,45 @@ def render_markdown(result: FixResult) -> str:
             "for the pass and were dropped; the rest was re-verified.",
         ]
     if result.tokens:
+        tokens = {k: _number(result.tokens.get(k, 0)) for k in ("total", "prompt", "completion")}
         lines += [
             "",
-            f"Tokens: {result.tokens.get('total', 0)} "
-            f"(prompt {result.tokens.get('prompt', 0)}, "
-            f"completion {result.tokens.get('completion', 0)}), "
-            f"estimated cost ${result.cost_usd:.4f}",
+            f"Tokens: {tokens['total']} (prompt {tokens['prompt']}, "
+            f"completion {tokens['completion']}), estimated cost ${_money(result.cost_usd)}",
         ]
     if result.manifest_sha256:
         lines += [
-            f"Protected files: {len(result.protected)}, manifest SHA-256 `{result.manifest_sha256}`"
+            f"Protected files: {len(result.protected)}, "
+            f"manifest SHA-256 {code_span(result.manifest_sha256)}"
         ]
     if result.network_probe:
         probe = "; ".join(result.network_probe.splitlines())
         lines += [f"Network inside the sandbox: {_cell(probe, 300)}"]
     if result.reproduce:
-        lines += ["", "Re-check this verification locally:", "", f"    {result.reproduce}"]
-    lines += ["", f"<sub>fixbot {result.version}</sub>", ""]
+        lines += ["", "Re-check this verification locally:", "", fenced(result.reproduce)]
+    lines += ["", f"<sub>fixbot {_cell(result.version, 40)}</sub>", ""]
     return "\n".join(lines)
+
+
+def _attempt_row(a: Mapping[str, Any]) -> str:
+    problems = "; ".join(str(p) for p in a["problems"][:3]) or "-"
+    tokens = _number(a["prompt_tokens"] + a["completion_tokens"])
+    model = str(a["model"])
+    if isinstance(a.get("temperature"), int | float):
+        model += f" (temperature {a['temperature']:g})"
+    return (
+        f"| {_number(a['number'])} | {_cell(model, 60)} | {tokens} | "
+        f"${_money(a.get('cost_usd', 0.0))} | {_cell(str(a['verdict']), 20)} | "
+        f"{_cell(problems)} |"
+    )
+
+
+def _number(value: object) -> str:
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else "?"
+
+
+def _money(value: object) -> str:
+    return f"{value:.4f}" if isinstance(value, int | float) and not isinstance(value, bool) else "?"
 
 
 def _gates_table(result: FixResult) -> list[str]:
@@ -95,8 +121,28 @@ def _gates_table(result: FixResult) -> list[str]:
     rows = ["", "### Gates (findings)", "", "| gate | before | after |", "|---|---|---|"]
     for tool in tools:
         now = after[tool] if result.verification else "-"
-        rows.append(f"| {tool} | {before[tool]} | {now} |")
+        rows.append(f"| {_cell(str(tool), 20)} | {before[tool]} | {now} |")
     return rows
+
+
+def _steps_not_run(result: FixResult) -> list[str]:
+    """The Action: failed CI steps (or commands in them) fixbot did not run as checks."""
+    if not result.steps_not_run:
+        return []
+    rows = ["", "### CI steps fixbot did not run", ""]
+    rows += ["These failed in the CI run; fixbot runs checks as plain commands in its sandbox"]
+    rows += ["(no shell, no network, no services), so it did not run them:", ""]
+    rows += ["| job | step | command | why |", "|---|---|---|---|"]
+    for entry in result.steps_not_run:
+        command = _code(entry["command"]) if entry["command"] else "-"
+        why = _cell(entry["why"], 200).replace("<", "&lt;")
+        rows.append(f"| {_code(entry['job'])} | {_code(entry['step'])} | {command} | {why} |")
+    return rows
+
+
+def _code(text: str) -> str:
+    """Untrusted text (a CI step, a command) as one Markdown code span in a table cell."""
+    return f"`{_cell(text, 100).replace('`', chr(39))}`"
 
 
 def _tests_table(result: FixResult) -> list[str]:
@@ -110,7 +156,8 @@ def _tests_table(result: FixResult) -> list[str]:
     rows = ["### Originally failing tests", "", "| test | before | after |", "|---|---|---|"]
     for test in failing:
         now = after.get(test, {}).get("outcome", "-")
-        rows.append(f"| `{_cell(test, 100)}` | {before[test]['outcome']} | {now} |")
+        was = before[test]["outcome"]
+        rows.append(f"| {_code_cell(test)} | {_cell(was, 20)} | {_cell(str(now), 20)} |")
     return rows
 
 
@@ -166,13 +213,18 @@ def _escalation(result: FixResult, *, after: int) -> list[Step]:
     return [*steps, ("human", "await human")]
 
 
+_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9 :,.()_-]")
 _SHAPES = {"start": '(["{}"])', "end": '(["{}"])', "human": '{{{{"{}"}}}}', "step": '["{}"]'}
 
 
 def mermaid(path: list[Step]) -> list[str]:
-    """A Mermaid flowchart (GitHub renders it) of the path; labels are fixbot's own words."""
+    """A Mermaid flowchart (GitHub renders it) of the path. The labels are fixbot's own words
+    around numbers and verdicts read from the result; anything else in them becomes `?`."""
     lines = ["```mermaid", "flowchart LR"]
-    nodes = [f"n{i}" + _SHAPES[shape].format(label) for i, (shape, label) in enumerate(path)]
+    nodes = [
+        f"n{i}" + _SHAPES[shape].format(_LABEL_UNSAFE.sub("?", label))
+        for i, (shape, label) in enumerate(path)
+    ]
     if len(nodes) == 1:
         lines.append(f"  {nodes[0]}")
     for i in range(1, len(nodes)):

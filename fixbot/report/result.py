@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from fixbot import __version__
 from fixbot.errors import UsageError
-from fixbot.records import FAILING, RUN_STATUSES, Attempt, EscalationKind, RunStatus
+from fixbot.records import FAILING, RUN_STATUSES, Attempt, EscalationKind, RunStatus, StepNotRun
 
 EXIT_OK = 0
 EXIT_NOT_FIXED = 1
@@ -68,6 +68,7 @@ class FixResult:
     hint: str = ""
     resumes: int = 0
     escalated_at: list[int] = field(default_factory=list)  # attempts done at each escalation
+    steps_not_run: list[StepNotRun] = field(default_factory=list)  # the Action: failed CI steps
     version: str = __version__
 
     @property
@@ -91,10 +92,21 @@ class FixResult:
 
     @classmethod
     def from_json(cls, text: str) -> FixResult:
+        """A result written by `to_json`; ValueError for anything else (another job wrote it:
+        every field is checked for its JSON type before it is used)."""
         data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("the evidence is not a JSON object")
         data.pop("diff_sha256", None)
         if data.get("status") not in RUN_STATUSES - {"running"}:
             raise ValueError(f"unknown status {data.get('status')!r}")
+        for key, value in data.items():
+            expected = _JSON_TYPES.get(key)
+            if expected is None:
+                raise ValueError(f"unknown field {key!r}")
+            wrong = not isinstance(value, expected)
+            if wrong or (isinstance(value, bool) and bool not in expected):
+                raise ValueError(f"field {key!r} is {type(value).__name__}, not the recorded type")
         return cls(**data)
 
     def summary(self) -> dict[str, Any]:
@@ -113,3 +125,25 @@ class FixResult:
 
 def error_result(error: BaseException, **facts: Any) -> FixResult:
     return FixResult(status="error", reason=str(error), error_kind=error_kind(error), **facts)
+
+
+def _json_types() -> dict[str, tuple[type, ...]]:
+    """Each FixResult field's JSON type(s), from its annotation."""
+    found: dict[str, tuple[type, ...]] = {}
+    for name, kind in FixResult.__annotations__.items():
+        text = str(kind)
+        if text.startswith(("list[", "Sequence[")):
+            types: tuple[type, ...] = (list,)
+        elif text.startswith("Mapping[") or text.startswith("dict["):
+            types = (dict,)
+        elif text == "int":
+            types = (int,)
+        elif text == "float":
+            types = (int, float)
+        else:  # str and the Literal aliases of str
+            types = (str,)
+        found[name] = (*types, type(None)) if "None" in text else types
+    return found
+
+
+_JSON_TYPES = _json_types()

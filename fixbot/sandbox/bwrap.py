@@ -1,9 +1,12 @@
 """The bubblewrap backend: namespaces without a daemon.
 
-As root, bwrap runs in privileged mode and `setpriv` drops the command to the real `nobody` user
-with no capabilities; as an ordinary user, a user namespace maps the command to `nobody` inside.
-Either way: no network namespace peers, a new pid namespace (its init dying takes every
-descendant with it), system paths read-only, only the workspace and the outputs folder writable.
+As root, bwrap runs in privileged mode and `setpriv` drops the command to a uid of its own for
+this run (uids.py), with no capabilities; as an ordinary user, a user namespace maps the command
+to `nobody` inside, and nested user namespaces are disabled. Either way: no network namespace
+peers, a new pid namespace (its init dying takes every descendant with it), system paths
+read-only, only the workspace and the outputs folder writable, a seccomp filter (seccomp.py),
+and, where a cgroup can be had, memory and processes capped for the whole sandbox (cgroups.py;
+else per process, and `describe()` says so).
 
 Layered workspaces need root: bubblewrap 0.8 (Debian 12) cannot mount an overlay itself, so
 `unshare` gives the run a private mount namespace, a fixed `sh` script mounts the overlay there
@@ -13,71 +16,51 @@ binds the merged tree at /workspace. The mount dies with the namespace, whatever
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fixbot import proc
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox.host import (
-    NOBODY,
-    SYSTEM_DIRS,
-    give_to_nobody,
-    hand_over,
-    overlay_options,
-    python_prefixes,
-    readonly_sources,
-)
+from fixbot.sandbox import seccomp
+from fixbot.sandbox.bwrap_argv import Confinement, drop, overlay, prefix, rlimits
+from fixbot.sandbox.cgroup_detect import detect
+from fixbot.sandbox.cgroups import Hierarchy, NoCgroups
+from fixbot.sandbox.host import NOBODY, give_to, hand_over, readonly_sources, share
 from fixbot.sandbox.protocol import (
-    BASE_ENV,
     DEFAULT_LIMITS,
+    OOM_NOTE,
     OUTPUTS,
     PREPARED,
     SETUP_ENV,
     WORKSPACE,
     Limits,
     RunSpec,
-    prepared_env,
 )
+from fixbot.sandbox.uids import Lease, UidPool, sandbox_user
 
-_ETC_FILES = (
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/nsswitch.conf",
-    "/etc/ld.so.cache",
-    "/etc/localtime",
-    "/etc/alternatives",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-)
-
-
-# Only the prepare step has a network, and with it the host's resolver settings.
-_NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
-# $1: mount, $2: the overlay's options, $3: where to mount it; then the bwrap command line.
-_MOUNT_THEN_EXEC = '"$1" -t overlay -o "$2" fixbot-overlay "$3" && shift 3 && exec "$@"'
-
-
-def _root_links() -> Iterator[str]:
-    """Recreate /bin, /lib, ... as the host has them (usually symlinks into /usr on Debian 12)."""
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = Path("/") / name
-        if path.is_symlink():
-            yield from ("--symlink", os.readlink(path), str(path))
-        elif path.is_dir():
-            yield from ("--ro-bind", str(path), str(path))
+_PROBE = Limits(timeout_seconds=10)
 
 
 class BwrapSandbox:
     name = "bwrap"
 
-    def __init__(self, executable: str | None = None) -> None:
+    def __init__(
+        self,
+        executable: str | None = None,
+        *,
+        cgroups: Hierarchy | None = None,
+        uid_per_sandbox: bool = True,
+        seccomp_filter: bool = True,
+    ) -> None:
+        """`cgroups` (default: what the host offers, cgroup_detect.detect()), a uid per sandbox
+        (as root) and the seccomp filter: tests turn each off to show what it protects."""
         found = executable or shutil.which("bwrap")
         if not found:
             raise SandboxUnavailable(
@@ -87,16 +70,88 @@ class BwrapSandbox:
         self.privileged = os.geteuid() == 0
         self._version = proc.run([found, "--version"], timeout=10, env={}).output.strip()
         self._owned: set[Path] = set()
-        self._probe()
+        self._sh = shutil.which("sh") or "/bin/sh"
+        self.notes: list[str] = []  # what this host could not give, and why (`fixbot doctor`)
+        self.cgroups: Hierarchy = NoCgroups("not tried")
+        self.uids = UidPool() if self.privileged and uid_per_sandbox else None
+        self.disable_userns = not self.privileged  # privileged bwrap refuses it (no userns)
+        self.layered = False
+        self._filter: bytes | None = None
+        self._arch: seccomp.Arch | None = None
+        if seccomp_filter:
+            try:
+                self._arch = seccomp.native_arch()
+                self._filter = seccomp.build(self._arch)
+            except seccomp.Unsupported as exc:
+                self.notes.append(str(exc))
+        self._probe(cgroups)
         self.layered = self.privileged and self._probe_layers()
 
     def close(self) -> None:
         """Nothing to release: every run's processes are gone when it returns."""
 
     def describe(self) -> str:
-        mode = "privileged, setpriv to nobody" if self.privileged else "user namespace"
+        """The backend and what contains a run here, in stable words (the evidence; the
+        prepared environment's cache key): where, and what is missing, is containment()."""
         layers = ", overlay workspaces" if self.layered else ""
-        return f"{self._version} ({mode}{layers})"
+        return (
+            f"{self._version} ({self._mode()}{layers}; {self.cgroups.summary()}; {self._seccomp()})"
+        )
+
+    def containment(self) -> str:
+        """What contains a run here, where the caps live, and what this host could not give
+        (`fixbot doctor`)."""
+        caps = f"{self.cgroups.summary()} [{self.cgroups.details()}]"
+        uids = f" [{self.uids.describe()}]" if self.uids else ""
+        notes = "".join(f"; {note}" for note in self.notes)
+        return f"{self._mode()}{uids}; {caps}; {self._seccomp()}{notes}"
+
+    def _mode(self) -> str:
+        if self.privileged:
+            user = "a uid of its own per sandbox" if self.uids else "the shared nobody user"
+            return f"privileged, setpriv to {user}"
+        return "user namespace" + (", no nested ones" if self.disable_userns else "")
+
+    def _seccomp(self) -> str:
+        return seccomp.describe(self._arch) if self._filter and self._arch else "no seccomp filter"
+
+    def _probe(self, cgroups: Hierarchy | None) -> None:
+        """A sandbox must start here. The filter and the userns lock are each dropped (and
+        noted) where this bwrap or kernel refuses them, and so are the cgroups: never the
+        sandbox itself."""
+        if self._start_fails():
+            program, self._filter = self._filter, None
+            wanted, self.disable_userns = self.disable_userns, False
+            if failed := self._start_fails():
+                raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {failed}")
+            self.disable_userns = wanted
+            if wanted and (failed := self._start_fails()):
+                self.disable_userns = False
+                self.notes.append(f"bubblewrap refuses --disable-userns here: {failed}")
+            self._filter = program
+            if program is not None and (failed := self._start_fails()):
+                self._filter = None
+                self.notes.append(f"bubblewrap refuses the seccomp filter here: {failed}")
+        self.cgroups = cgroups if cgroups is not None else detect()
+        self.cgroups.reap()
+        if not self.privileged and not self.cgroups.capped and _kernel() < (5, 14):
+            self.notes.append("Linux < 5.14: RLIMIT_NPROC counts all of this user's sandboxes")
+        if self.cgroups.capped and (failed := self._start_fails()):
+            self.notes.append(f"cgroup {self.cgroups.kind} refused a sandbox: {failed}")
+            self.cgroups = NoCgroups(f"a sandbox failed to start in its cgroup: {failed}")
+
+    def _start_fails(self) -> str:
+        """Why `true` does not run in a sandbox made as every run's is ("" when it does)."""
+        root = Path(tempfile.mkdtemp(prefix="fixbot-probe-"))
+        try:
+            for name in ("ws", "out"):
+                (root / name).mkdir()
+            done = self.run(["true"], RunSpec(root / "ws", root / "out", limits=_PROBE))
+            return "" if done.returncode == 0 else done.tail(500).strip() or "it failed"
+        except SandboxFailed as exc:
+            return str(exc)[-500:]
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
     def _probe_layers(self) -> bool:
         """Whether this host lets fixbot lay a workspace over a snapshot (overlayfs)."""
@@ -104,91 +159,40 @@ class BwrapSandbox:
             return False
         root = Path(tempfile.mkdtemp(prefix="fixbot-probe-"))
         try:
-            (root / "lower").mkdir()
-            (root / "upper").mkdir()
+            for name in ("lower", "upper", "out"):
+                (root / name).mkdir()
             (root / "lower" / "seen").write_text("")
-            with _overlay(root / "upper", root / "lower") as (launcher, merged):
-                args = [*launcher, *self._prefix(Limits(timeout_seconds=10))]
-                args += ["--bind", str(merged), WORKSPACE, "--", "test", "-e", "/workspace/seen"]
-                return proc.run(args, timeout=20, env={}).returncode == 0
+            spec = RunSpec(root / "upper", root / "out", lower=root / "lower", limits=_PROBE)
+            self.layered = True
+            return self.run(["test", "-e", f"{WORKSPACE}/seen"], spec).returncode == 0
         except (OSError, SandboxFailed):
             return False
         finally:
+            self.layered = False
             shutil.rmtree(root, ignore_errors=True)
 
-    def _probe(self) -> None:
-        result = proc.run(
-            [*self._prefix(Limits(timeout_seconds=10)), "--", *self._drop(), "true"],
-            timeout=20,
-            env={},
-        )
-        if result.returncode != 0:
-            raise SandboxUnavailable(
-                f"bubblewrap cannot create a sandbox here: {result.tail(500).strip()}"
-            )
-
-    def _drop(self) -> list[str]:
+    @contextlib.contextmanager
+    def _user(self) -> Iterator[Lease]:
         if not self.privileged:
-            return []
-        return [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--no-new-privs",
-            "--",
-        ]
-
-    def _prefix(
-        self, limits: Limits, *, network: bool = False, prepared: bool = False
-    ) -> list[str]:
-        args = [self.executable, "--die-with-parent", "--new-session"]
-        if self.privileged:
-            args += [] if network else ["--unshare-net"]
-            args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-        else:
-            args += ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY)]
-            args += ["--share-net"] if network else []
-        for path in SYSTEM_DIRS:
-            if Path(path).exists():
-                args += ["--ro-bind", path, path]
-        for path in python_prefixes():
-            # bwrap would copy the modes of the host's parents (/root is 0700): open them up.
-            for parent in reversed(Path(path).parents[:-1]):
-                args += ["--perms", "0755", "--dir", str(parent)]
-            args += ["--ro-bind", path, path]
-        args += list(_root_links())
-        args += ["--perms", "0755", "--dir", "/etc"]  # as root, bwrap would make it 0700
-        for path in (*_ETC_FILES, *(_NETWORK_FILES if network else ())):
-            if Path(path).exists():
-                args += ["--ro-bind", path, path]
-        args += ["--proc", "/proc", "--dev", "/dev"]
-        size = str(limits.tmp_size_mb * 1024 * 1024)
-        args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
-        args += ["--hostname", "sandbox", "--clearenv"]
-        path_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
-        environment = {**BASE_ENV, "PATH": ":".join(dict.fromkeys(path_dirs))}
-        if prepared:
-            environment.update(prepared_env(environment["PATH"]))
-        for key, value in environment.items():
-            args += ["--setenv", key, value]
-        return args
+            yield Lease(NOBODY, NOBODY)  # nobody inside the run's own user namespace
+            return
+        with sandbox_user(self.uids) as lease:
+            yield lease
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         lower = spec.lower
         if lower is not None and not self.layered:
             raise ValueError("this bubblewrap sandbox cannot lay a workspace over another tree")
-        if self.privileged:
-            hand_over(spec.workspace, spec.outputs, lower, self._owned)
-        tree, readonly, prepared = spec.workspace, spec.readonly, spec.prepared
-        if lower is None:
-            plan = _Plan(tree, spec.outputs, tree, readonly, prepared, setup=False)
-            return self._run(argv, [], plan, spec.limits, spec.env)
-        with _overlay(tree, lower) as (launcher, merged):
-            plan = _Plan(merged, spec.outputs, lower, readonly, prepared, setup=False)
-            return self._run(argv, launcher, plan, spec.limits, spec.env)
+        with self._user() as user:
+            if self.privileged:
+                hand_over(spec.workspace, spec.outputs, lower, self._owned, user.uid)
+            tree, readonly, prepared = spec.workspace, spec.readonly, spec.prepared
+            if lower is None:
+                plan = _Plan(tree, spec.outputs, tree, readonly, prepared, setup=False)
+                return self._run(argv, [], plan, spec.limits, spec.env, user)
+            with overlay(tree, lower) as (launcher, merged):
+                plan = _Plan(merged, spec.outputs, lower, readonly, prepared, setup=False)
+                return self._run(argv, launcher, plan, spec.limits, spec.env, user)
 
     def prepare(
         self,
@@ -198,15 +202,18 @@ class BwrapSandbox:
         env_dir: Path,
         limits: Limits = DEFAULT_LIMITS,
     ) -> Completed:
-        if self.privileged:
-            give_to_nobody(workspace)
-            give_to_nobody(env_dir)
         outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
         try:
-            if self.privileged:
-                give_to_nobody(outputs)
-            plan = _Plan(workspace, outputs, workspace, (), env_dir, setup=True)
-            return self._run(argv, [], plan, limits, SETUP_ENV)
+            with self._user() as user:
+                if self.privileged:
+                    for path in (workspace, env_dir, outputs):
+                        give_to(path, user.uid, user.gid)
+                plan = _Plan(workspace, outputs, workspace, (), env_dir, setup=True)
+                try:
+                    return self._run(argv, [], plan, limits, SETUP_ENV, user)
+                finally:
+                    if self.privileged:
+                        share(env_dir)  # every later run, whatever its uid, reads it
         finally:
             shutil.rmtree(outputs, ignore_errors=True)
 
@@ -217,36 +224,61 @@ class BwrapSandbox:
         plan: _Plan,
         limits: Limits,
         env: Mapping[str, str] | None,
+        user: Lease,
     ) -> Completed:
-        prepared = plan.prepared is not None
-        args = [*launcher, *self._prefix(limits, network=plan.setup, prepared=prepared)]
-        args += ["--bind", str(plan.tree), WORKSPACE, "--bind", str(plan.outputs), OUTPUTS]
-        if plan.prepared is not None:
-            args += ["--bind" if plan.setup else "--ro-bind", str(plan.prepared), PREPARED]
-        for rel, source in readonly_sources(plan.pristine, plan.readonly):
-            args += ["--ro-bind", source, f"{WORKSPACE}/{rel}"]
-        for key, value in (env or {}).items():
-            args += ["--setenv", key, value]
-        with tempfile.TemporaryFile() as status:
+        memory = limits.memory_mb * 1024 * 1024
+        with (
+            self.cgroups.sandbox(memory, limits.pids) as group,
+            seccomp.program_fd(self._filter) as seccomp_fd,
+            tempfile.TemporaryFile() as status,
+        ):
+            confinement = Confinement(seccomp_fd, self.disable_userns, user.identity)
+            prepared = plan.prepared is not None
+            # The cgroup launcher first: the overlay's helper runs inside the cgroup too.
+            args = [*(group.launcher(self._sh) if group else []), *launcher]
+            args += prefix(
+                self.executable,
+                limits,
+                privileged=self.privileged,
+                confinement=confinement,
+                network=plan.setup,
+                prepared=prepared,
+            )
+            args += ["--bind", str(plan.tree), WORKSPACE, "--bind", str(plan.outputs), OUTPUTS]
+            if plan.prepared is not None:
+                args += ["--bind" if plan.setup else "--ro-bind", str(plan.prepared), PREPARED]
+            for rel, source in readonly_sources(plan.pristine, plan.readonly):
+                args += ["--ro-bind", source, f"{WORKSPACE}/{rel}"]
+            for key, value in (env or {}).items():
+                args += ["--setenv", key, value]
             # bwrap reports an exit code only for a command it got to run.
-            args += ["--json-status-fd", str(status.fileno())]
-            args += ["--chdir", WORKSPACE, "--", *self._drop(), *_rlimits(limits), *argv]
-            # The group kill after the timeout reaches bwrap; --die-with-parent and the pid
-            # namespace take the rest down with it.
+            args += ["--json-status-fd", str(status.fileno()), "--chdir", WORKSPACE, "--"]
+            args += drop(user.uid, user.gid) if self.privileged else []
+            args += [*rlimits(limits, per_process_caps=group is None), *argv]
+            fds = [status.fileno()] + ([] if seccomp_fd is None else [seccomp_fd])
+            # The group kill after the timeout reaches bwrap; --die-with-parent, the pid
+            # namespace and the cgroup's kill take the rest down with it.
             result = proc.run(
                 args,
                 timeout=limits.timeout_seconds,
                 output_cap=limits.output_bytes,
-                pass_fds=(status.fileno(),),
+                pass_fds=fds,
                 # Not even bwrap gets fixbot's environment: as an ordinary user, the sandbox's
                 # pid 1 is bwrap itself, and /proc/1/environ would show it to the command.
                 env={},
             )
             status.seek(0)
             started = b'"exit-code"' in status.read()
+            killed_for_memory = group is not None and group.oom_kills() > 0
         if not started and not result.timed_out:
             raise SandboxFailed(f"bubblewrap failed: {result.tail(500).strip()}")
+        if killed_for_memory:
+            return replace(result, output=result.output + OOM_NOTE)
         return result
+
+
+def _kernel() -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", os.uname().release)[:2])
 
 
 @dataclass(frozen=True)
@@ -257,36 +289,3 @@ class _Plan:
     readonly: Sequence[str]
     prepared: Path | None  # the prepared environment, at PREPARED
     setup: bool  # fixbot's prepare step: network, and the environment writable
-
-
-@contextmanager
-def _overlay(upper: Path, lower: Path) -> Iterator[tuple[list[str], Path]]:
-    """(the launcher that mounts upper over lower in a private namespace, the mount point)."""
-    unshare, mount = shutil.which("unshare"), shutil.which("mount")
-    if not (unshare and mount):
-        raise SandboxFailed("overlay workspaces need util-linux's unshare and mount")
-    work = Path(tempfile.mkdtemp(prefix=".overlay-work-", dir=upper.parent))
-    merged = Path(tempfile.mkdtemp(prefix=".overlay-", dir=upper.parent))
-    try:
-        options = overlay_options(upper, lower, work)
-        launcher = [unshare, "--mount", "--propagation", "private", "--"]
-        launcher += ["sh", "-c", _MOUNT_THEN_EXEC, "fixbot-overlay", mount, options, str(merged)]
-        yield launcher, merged
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(merged, ignore_errors=True)
-
-
-def _rlimits(limits: Limits) -> list[str]:
-    memory = limits.memory_mb * 1024 * 1024
-    cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
-    return [
-        "prlimit",
-        f"--as={memory}",
-        f"--nproc={limits.pids}",
-        f"--fsize={limits.file_size_mb * 1024 * 1024}",
-        f"--cpu={cpu_seconds}",
-        "--core=0",
-        "--nofile=1024",
-        "--",
-    ]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import CappedSink, Completed
+from fixbot.sandbox import seccomp
 from fixbot.sandbox.containers import (
     LABEL,
     MountSpec,
@@ -36,14 +37,11 @@ from fixbot.sandbox.containers import (
     process_identity,
     toolchain_mounts,
 )
-from fixbot.sandbox.host import (
-    NOBODY,
-    give_to_nobody,
-    hand_over,
-)
+from fixbot.sandbox.host import NOBODY, SANDBOX_GID, give_to, hand_over, share
 from fixbot.sandbox.protocol import (
     BASE_ENV,
     DEFAULT_LIMITS,
+    OOM_NOTE,
     SETUP_ENV,
     WORKSPACE,
     Limits,
@@ -56,7 +54,6 @@ if TYPE_CHECKING:
     from docker.types import Mount
 
 LOCAL_IMAGE = "fixbot-sandbox:local"
-OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"
 SETUP_HINT = "as root, .ci/docker-setup.sh installs docker.io, starts dockerd and builds the image"
 
 _PROBE_TIMEOUT = 5  # seconds for the engine to answer at all
@@ -128,10 +125,12 @@ class DockerSandbox:
         *,
         host_toolchain: bool | None = None,
         environment: Mapping[str, str] | None = None,
+        seccomp_filter: bool = True,
     ) -> None:
         """Connect to the engine named by `environment` (DOCKER_HOST...; default: os.environ).
 
-        `host_toolchain` (default: only for the local image) mounts the host's toolchain.
+        `host_toolchain` (default: only for the local image) mounts the host's toolchain;
+        `seccomp_filter` off keeps the engine's default profile (tests show what it lets by).
         """
         sdk = _sdk()
         self._errors = _engine_errors()
@@ -140,6 +139,7 @@ class DockerSandbox:
         try:
             found = _image(self._client, image)
             self.engine_version = str(self._api.version()["Version"])
+            security = list(self._api.info().get("SecurityOptions") or [])
         except self._errors as exc:
             self._client.close()
             raise SandboxUnavailable(f"the Docker engine failed: {exc}") from exc
@@ -152,6 +152,9 @@ class DockerSandbox:
         self.host_toolchain = image == LOCAL_IMAGE if host_toolchain is None else host_toolchain
         self._toolchain = toolchain_mounts() if self.host_toolchain else []
         self._owner = process_identity(os.getpid()) or f"unknown/{os.getpid()}"
+        self._seccomp: tuple[list[str], str] = ([], "the engine's seccomp profile")
+        if seccomp_filter:
+            self._seccomp = _seccomp_option(security)
         self._unremoved = False
         self._layered: bool | None = None
         self._owned: set[Path] = set()
@@ -199,7 +202,13 @@ class DockerSandbox:
 
     def describe(self) -> str:
         tools = ", host toolchain read-only" if self.host_toolchain else ""
-        return f"docker engine {self.engine_version} (image {self.image} {self.image_id}{tools})"
+        where = f"image {self.image} {self.image_id}{tools}"
+        return f"docker engine {self.engine_version} ({where}; {self.containment()})"
+
+    def containment(self) -> str:
+        """What contains a run here (`fixbot doctor`)."""
+        caps = "memory and processes capped per sandbox (docker --memory, --pids-limit)"
+        return f"{caps}; {self._seccomp[1]}"
 
     def reap(self) -> list[str]:
         """Remove fixbot's containers whose run is over: owner gone, or done, or overdue."""
@@ -241,10 +250,12 @@ class DockerSandbox:
         outputs = Path(tempfile.mkdtemp(prefix="fixbot-prepare-out-"))
         try:
             if os.geteuid() == 0:
-                give_to_nobody(env_dir)
+                give_to(env_dir, NOBODY)
             plan = Plan(workspace, outputs, None, (), env_dir, setup=True)
             return self._run(argv, plan, limits, SETUP_ENV)
         finally:
+            if os.geteuid() == 0:
+                share(env_dir)  # every later run reads it through the sandboxes' group
             shutil.rmtree(outputs, ignore_errors=True)
 
     def _run(
@@ -254,7 +265,7 @@ class DockerSandbox:
             raise ValueError("empty argv")
         lower = plan.lower
         if os.geteuid() == 0:
-            hand_over(plan.workspace, plan.outputs, lower, self._owned)
+            hand_over(plan.workspace, plan.outputs, lower, self._owned, NOBODY)
         work = None
         if lower is not None:
             work = Path(tempfile.mkdtemp(prefix=".overlay-work-", dir=plan.workspace.parent))
@@ -312,7 +323,7 @@ class DockerSandbox:
         specs = [*self._toolchain, *mounts(plan, work)]
         file_size = limits.file_size_mb * 1024 * 1024
         cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
-        memory = f"{limits.memory_mb}m"
+        memory = limits.memory_mb * 1024 * 1024
         host_config = self._api.create_host_config(
             mounts=[_mount(spec) for spec in specs],
             # Only fixbot's prepare step has a network: the host's, as the repository's own CI
@@ -321,8 +332,9 @@ class DockerSandbox:
             ipc_mode="private",
             read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777"},
+            shm_size=f"{limits.tmp_size_mb}m",
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            security_opt=["no-new-privileges", *self._seccomp[0]],
             pids_limit=limits.pids,
             mem_limit=memory,
             memswap_limit=memory,
@@ -346,7 +358,8 @@ class DockerSandbox:
             # The engine adds HOSTNAME to every environment: `env -u` keeps it the allow-list,
             # and makes a missing command exit 127 as it would in a shell.
             command=["env", "-u", "HOSTNAME", *argv],
-            user=f"{NOBODY}:{NOBODY}" if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}",
+            # As root: nobody, in the group that reads the shared snapshot and environment.
+            user=f"{NOBODY}:{SANDBOX_GID}" if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}",
             environment=[f"{key}={value}" for key, value in environment.items()],
             working_dir=WORKSPACE,
             hostname=None if plan.setup else "sandbox",  # a host network keeps its name
@@ -398,6 +411,18 @@ class DockerSandbox:
             cut.cancel()
             _close_quietly(stream)
         return int(status["StatusCode"]), bool(state.get("OOMKilled")), expired.is_set(), sink
+
+
+def _seccomp_option(engine_options: Sequence[str]) -> tuple[list[str], str]:
+    """fixbot's own filter in place of the engine's default profile (which lets ptrace and, in
+    older engines, io_uring through): the same policy as the bubblewrap backend."""
+    if not any("name=seccomp" in option for option in engine_options):
+        return [], "no seccomp filter (the engine has no seccomp support)"
+    try:
+        arch = seccomp.native_arch()
+    except seccomp.Unsupported as exc:
+        return [], f"the engine's default seccomp profile ({exc})"
+    return [f"seccomp={seccomp.docker_profile(arch)}"], seccomp.describe(arch)
 
 
 def _close_quietly(stream: Any) -> None:

@@ -1,17 +1,20 @@
 """What every backend needs from the host: the toolchain it mounts read-only, the user the
-command runs as, the ownership of the places it may write, the overlay's mount options, and the
-identity of a process (to tell a dead owner's leftovers from a live one's)."""
+command runs as, the ownership of the places it may write and of the trees every sandbox reads,
+the overlay's mount options, and the identity of a process (to tell a dead owner's leftovers
+from a live one's)."""
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from fixbot.errors import SandboxFailed
 
-NOBODY = 65534  # the user (and group) a command runs as
+NOBODY = 65534  # the user (and group) a command runs as without a uid of its own
+SANDBOX_GID = 0x70010000  # the group every sandbox uid shares, as root (see uids.py)
 SYSTEM_DIRS = ("/usr", "/opt")  # the host's toolchain, mounted read-only
 _NOT_IN_OPTIONS = (",", ":", "\\", "\n")
 
@@ -44,12 +47,29 @@ def readonly_sources(root: Path, readonly: Sequence[str]) -> list[tuple[str, str
     return sources
 
 
-def give_to_nobody(root: Path) -> None:
-    """The command runs as nobody, so nobody owns the places it may write."""
-    os.chown(root, NOBODY, NOBODY)
+def give_to(root: Path, uid: int, gid: int = SANDBOX_GID) -> None:
+    """The run's user owns the places only it writes (links are never followed)."""
+    for path in (str(root), *_walk(root)):
+        os.chown(path, uid, gid, follow_symlinks=False)
+
+
+def share(root: Path) -> None:
+    """A tree several runs read at once (an overlay's lower layer, the prepared environment)
+    becomes root:SANDBOX_GID, the group's permission bits copied from the owner's: every sandbox
+    uid reads it and, through an overlay, copies up and changes it. A 0644 file shows as 0664
+    inside, as in a checkout made with umask 002; set-id bits are dropped, links left alone."""
+    for path in (str(root), *_walk(root)):
+        info = os.lstat(path)
+        os.chown(path, 0, SANDBOX_GID, follow_symlinks=False)
+        if not stat.S_ISLNK(info.st_mode):
+            mode = stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
+            os.chmod(path, (mode & ~0o070) | ((mode & 0o700) >> 3))
+
+
+def _walk(root: Path) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         for name in (*dirnames, *filenames):
-            os.chown(os.path.join(dirpath, name), NOBODY, NOBODY, follow_symlinks=False)
+            yield os.path.join(dirpath, name)
 
 
 def start_time(pid: int) -> str:
@@ -61,11 +81,24 @@ def start_time(pid: int) -> str:
         return ""
 
 
-def hand_over(workspace: Path, outputs: Path, lower: Path | None, owned: set[Path]) -> None:
+def owner_tag(pid: int) -> str:
+    """`PID-START`: names one process (a run's owner) in names on the host, after pid reuse."""
+    return f"{pid}-{start_time(pid)}"
+
+
+def is_alive(tag: str) -> bool:
+    """Whether the process an owner_tag names still runs."""
+    pid, _, start = tag.partition("-")
+    return pid.isdigit() and bool(start) and start_time(int(pid)) == start
+
+
+def hand_over(
+    workspace: Path, outputs: Path, lower: Path | None, owned: set[Path], uid: int
+) -> None:
     """As root: the places a command may write belong to the user it runs as; the shared lower
-    tree (never written) is handed over once per backend, `owned` remembering it."""
-    give_to_nobody(workspace)
-    give_to_nobody(outputs)
+    tree (never written) is shared with every sandbox once per backend, `owned` remembering it."""
+    give_to(workspace, uid)
+    give_to(outputs, uid)
     if lower is not None and lower not in owned:
-        give_to_nobody(lower)
+        share(lower)
         owned.add(lower)

@@ -57,7 +57,7 @@ def prepared_env(path: str) -> dict[str, str]:
 @dataclass(frozen=True)
 class Limits:
     timeout_seconds: float = 300
-    memory_mb: int = 2048
+    memory_mb: int = 2048  # the whole sandbox: its processes and its tmpfs files (a cgroup)
     cpus: float = 2.0
     pids: int = 512
     file_size_mb: int = 512
@@ -67,6 +67,7 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"  # appended to a run the memory cap killed in
 
 
 @dataclass(frozen=True)

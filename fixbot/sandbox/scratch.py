@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbot import proc
-from fixbot.sandbox.host import start_time
+from fixbot.sandbox.host import is_alive, owner_tag
 
 _SOURCE = "fixbot-scratch-"
 _MOUNT = "/usr/bin/mount"
@@ -63,7 +63,7 @@ def reap() -> list[str]:
     """Unmount the scratch folders of fixbot processes that are gone (crashed mid-attempt)."""
     reaped = []
     for source, target in _mounts():
-        if source.startswith(_SOURCE) and not _alive(source[len(_SOURCE) :]):
+        if source.startswith(_SOURCE) and not is_alive(source[len(_SOURCE) :]):
             _unmount(Path(target))
             shutil.rmtree(target, ignore_errors=True)
             reaped.append(target)
@@ -89,9 +89,4 @@ def _mounts() -> list[tuple[str, str]]:
 
 
 def _owner_tag() -> str:
-    return f"{_SOURCE}{os.getpid()}-{start_time(os.getpid())}"
-
-
-def _alive(owner: str) -> bool:
-    pid, _, start = owner.partition("-")
-    return pid.isdigit() and start_time(int(pid)) == start
+    return f"{_SOURCE}{owner_tag(os.getpid())}"

@@ -5,6 +5,7 @@ screen(patch, ...)   protected and never-editable paths, new modules that shadow
 salvage(patch, ...)  the patch without its changes to protected paths, and those paths: a
                      reply that fixes the code and also edits a test keeps its fix, the test
                      edit dropped (never applied) and named in the feedback
+recorded_problems    a recorded diff read as data, for the publish step (recorded.py)
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from fixbot.screen.paths import (
     shadowing,
 )
 from fixbot.screen.policy import PolicyFinding, Strictness, added_lines, is_test_path, review
+from fixbot.screen.recorded import recorded_problems
+from fixbot.screen.recorded import refused_paths as unpublishable
 from fixbot.secrets import added_secrets
 
 __all__ = [
@@ -30,10 +33,12 @@ __all__ = [
     "added_lines",
     "is_test_path",
     "never_editable",
+    "recorded_problems",
     "review",
     "salvage",
     "screen",
     "shadowing",
+    "unpublishable",
 ]
 
 

@@ -17,14 +17,20 @@ from fixbot.paths import is_state_path
 from fixbot.snapshot import is_protected
 
 # Never edited, never opened to edits: CI, fixbot's config, fixbot's state, git's own files.
-NEVER_EDITABLE = (".github/", ".fixbot.yml", ".fixbot/")
+NEVER_EDITABLE = (
+    *(".github/", ".fixbot.yml", ".fixbot/", ".circleci/", ".travis.yml", ".gitlab-ci.yml"),
+    *("azure-pipelines.yml", "Jenkinsfile", ".buildkite/"),
+)
 
 
 def never_editable(path: str) -> bool:
-    """Whether `path` is one no candidate, answer or publish may change, whatever is allowed."""
-    if is_state_path(path) or ".git" in PurePosixPath(path).parts:
+    """Whether `path` is one no candidate, answer or publish may change, whatever is allowed.
+    Case-insensitively (a checkout on macOS or Windows makes `.GitHub/` the CI folder), and
+    any part named `.git*` (`.git/`, `.gitmodules`, `.gitattributes`, `.gitignore`): git's."""
+    low = path.lower()
+    if is_state_path(low) or any(p.startswith(".git") for p in PurePosixPath(low).parts):
         return True
-    return any(path == p.rstrip("/") or path.startswith(p) for p in NEVER_EDITABLE)
+    return any(low == p.rstrip("/").lower() or low.startswith(p.lower()) for p in NEVER_EDITABLE)
 
 
 def is_refused(path: str, globs: Sequence[str], allowed: Sequence[str]) -> bool:
@@ -36,17 +42,29 @@ def is_refused(path: str, globs: Sequence[str], allowed: Sequence[str]) -> bool:
 def refused_paths(paths: Iterable[str], globs: Sequence[str], allowed: Sequence[str]) -> list[str]:
     """Why each path may not be changed (see is_refused)."""
     return [
-        f"the diff touches protected path {path}; tests and their configuration "
-        "are the specification and cannot be changed"
+        f"the diff touches protected path {path}; tests, their configuration and the gates' "
+        "(conftest.py, pyproject.toml, setup.cfg, ruff and mypy files, at any depth) are the "
+        "specification and cannot be changed"
         for path in paths
         if is_refused(path, globs, allowed)
     ]
 
 
+# Stood in for whether or not they are importable here: the runner, its plugin system, and
+# what pytest and mypy import when it is there (psutil, orjson, lxml, ...): a workspace copy
+# would be imported instead, installed or not.
+RUNNER_MODULES = ("pytest", "_pytest", "pluggy", "fixbot_harness")
+OPTIONAL_IMPORTS = (
+    *("psutil", "orjson", "lxml", "tomli", "exceptiongroup", "argcomplete", "colorama"),
+    *("pexpect", "pkg_resources", "annotationlib", "numpy", "twisted", "zope"),
+)
+
+
 def shadowing(patch: Patch, tree: Path) -> list[str]:
     """Paths the patch adds at the repository's top level whose module name is importable
-    already (pytest, ruff, mypy, their dependencies, the standard library): the checks run
-    `python -m ...` in the workspace, where such a file would be imported instead."""
+    already (pytest, ruff, mypy, their dependencies, the standard library) or is the test
+    runner's or fixbot's own plugin's: the checks run `python -m ...` in the workspace, where
+    such a file would be imported instead."""
     found = []
     for change in patch.changes:
         if change.new is None or os.path.lexists(tree / change.path):
@@ -59,6 +77,8 @@ def shadowing(patch: Patch, tree: Path) -> list[str]:
 
 
 def _importable(name: str) -> bool:
+    if name in OPTIONAL_IMPORTS or name.startswith(RUNNER_MODULES):
+        return True
     if not name.isidentifier():
         return False
     try:

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Literal
 
 from fixbot.edits import FileChange, Patch, header_path
-from fixbot.screen.rules import RULES, Hit, Key, Source, telling_literals
+from fixbot.screen.answers import answers_from_tests, cases, helpers
+from fixbot.screen.rules import RULES, Case, Hit, Key, Source, telling, telling_literals
+from fixbot.screen.runtime import RUNTIME_RULES, literal_code
 from fixbot.snapshot import read_inside
 
 Strictness = Literal["strict", "lenient", "off"]
@@ -40,6 +42,9 @@ LENIENT = frozenset(
     }
 )
 STRICT = LENIENT | {"overrides-eq", "swallows-errors", "silences-gate", "special-cases-test"}
+STRICT |= {*RUNTIME_RULES, "answers-from-tests"}
+ALL_RULES = {**RULES, **RUNTIME_RULES, "answers-from-tests": answers_from_tests}
+NESTING = 3  # exec("exec('...')"): how deep literal code passed to exec is screened
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,13 @@ def review(
         return []
     rules = STRICT if strictness == "strict" else LENIENT
     literals = asserted_literals(tree, failing_tests) if "special-cases-test" in rules else {}
+    known = asserted_cases(tree, failing_tests) if "answers-from-tests" in rules else []
     found: dict[tuple[str, str, int], PolicyFinding] = {}
     by_path = added_lines(patch.diff)
     for change in patch.changes:
         if change.new is None:
             continue
-        for hit in _file_hits(change, _added(change, by_path), literals):
+        for hit in _file_hits(change, _added(change, by_path), literals, known):
             if hit.rule in rules:
                 found.setdefault((hit.rule, change.path, hit.line), _finding(change.path, hit))
     return sorted(found.values(), key=lambda f: (f.path, f.line, f.rule))
@@ -81,7 +87,7 @@ def _finding(path: str, hit: Hit) -> PolicyFinding:
 
 
 def _file_hits(
-    change: FileChange, added: frozenset[int], literals: Mapping[Key, str]
+    change: FileChange, added: frozenset[int], literals: Mapping[Key, str], known: Sequence[Case]
 ) -> Iterator[Hit]:
     assert change.new is not None
     yield from _name_hits(change)
@@ -102,9 +108,27 @@ def _file_hits(
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         yield from _fallback_hits(lines, added)
         return
-    source = Source(change.path, change.new, module, added, is_test_path(change.path), literals)
-    for rule in RULES.values():
+    test = is_test_path(change.path)
+    source = Source(change.path, change.new, module, added, test, literals, known)
+    yield from _source_hits(source, NESTING)
+
+
+def _source_hits(source: Source, depth: int) -> Iterator[Hit]:
+    """Every rule over one parsed file; then the literal code it passes to exec, eval or
+    compile, screened as if the diff had added it there (its findings at the call's line)."""
+    for rule in ALL_RULES.values():
         yield from rule(source)
+    for call, text in literal_code(source) if depth else ():
+        try:
+            inner = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        everything = frozenset(range(1, len(_lines(text)) + 1))
+        nested = Source(
+            source.path, text, inner, everything, source.is_test, source.literals, source.cases
+        )
+        for hit in _source_hits(nested, depth - 1):
+            yield Hit(hit.rule, call.lineno, f"in the code passed to exec: {hit.detail}")
 
 
 # --- which lines the diff adds ----------------------------------------------------------
@@ -167,8 +191,20 @@ SILENCERS = re.compile(
 )
 
 
+# Modules that would stand in for the test runner, its plugin system or fixbot's own plugin.
+RUNNER_MODULE = re.compile(r"(?:_?pytest|pluggy|fixbot_harness\w*)(?:\.pyi?)?")
+
+
 def _name_hits(change: FileChange) -> Iterator[Hit]:
     name = change.path.rsplit("/", 1)[-1]
+    runner = next((p for p in change.path.split("/") if RUNNER_MODULE.fullmatch(p)), None)
+    if runner is not None and change.new is not None:
+        yield Hit(
+            "adds-pytest-hook",
+            0,
+            f"writes a module named {runner}, which would be imported instead of pytest, "
+            "pluggy or fixbot's test plugin: it changes how tests run, not the code under test",
+        )
     if name in STARTUP_FILES or name.endswith(".pth"):
         verb = "adds" if change.old is None else "changes"
         yield Hit(
@@ -249,17 +285,44 @@ def _fallback_hits(lines: list[str], added: frozenset[int]) -> Iterator[Hit]:
 
 def asserted_literals(tree: Path, failing_tests: Sequence[str]) -> dict[Key, str]:
     """The telling literals in the failing tests' assertions (not 0, 1, -1, or tiny strings),
-    each with the first test that asserts on it."""
+    and the tested calls' arguments as one tuple, each with the first test that asserts on it.
+    The test's module-level helpers it calls count too (`check(candidate)`, HumanEval's)."""
     found: dict[Key, str] = {}
     for test_id in failing_tests:
-        function = _test_function(tree, test_id)
-        for key in telling_literals(function) if function is not None else ():
-            found.setdefault(key, test_id)
+        for scope in _test_scopes(tree, test_id):
+            for key in telling_literals(scope):
+                found.setdefault(key, test_id)
+            for args, _, _ in cases(scope, test_id):
+                key = ("seq", args)
+                if len(args) > 1 and telling(key):
+                    found.setdefault(key, test_id)
     return found
 
 
-def _test_function(tree: Path, test_id: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The function a JUnit id `pkg.test_mod.Class::name[param]` names, parsed from `tree`."""
+def asserted_cases(tree: Path, failing_tests: Sequence[str]) -> list[Case]:
+    """The failing tests' (arguments, expected) pairs stated with literals."""
+    return [
+        case
+        for test_id in failing_tests
+        for scope in _test_scopes(tree, test_id)
+        for case in cases(scope, test_id)
+    ]
+
+
+def _test_scopes(tree: Path, test_id: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    found = _test_function(tree, test_id)
+    if found is None:
+        return []
+    module, function = found
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    return [f for f in helpers(module, function) if isinstance(f, functions)]
+
+
+def _test_function(
+    tree: Path, test_id: str
+) -> tuple[ast.Module, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    """The function a JUnit id `pkg.test_mod.Class::name[param]` names, parsed from `tree`,
+    with its module."""
     classname, _, name = test_id.rpartition("::")
     parts, name = classname.split("."), name.split("[")[0]
     for cut in range(len(parts), 0, -1):
@@ -276,7 +339,8 @@ def _test_function(tree: Path, test_id: str) -> ast.FunctionDef | ast.AsyncFunct
                 (n for n in ast.walk(scope) if isinstance(n, ast.ClassDef) and n.name == cls), scope
             )
         functions = (ast.FunctionDef, ast.AsyncFunctionDef)
-        return next(
+        function = next(
             (n for n in ast.walk(scope) if isinstance(n, functions) and n.name == name), None
         )
+        return (module, function) if function is not None else None
     return None

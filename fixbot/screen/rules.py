@@ -15,6 +15,8 @@ from functools import cached_property
 
 # A literal as compared: ("n", 2.0), ("s", "abc"), ("b", b"x") or ("seq", (...)).
 Key = tuple[str, object]
+# One visible test case: the call's literal arguments, the literal it must return, the test.
+Case = tuple[tuple[Key, ...], Key, str]
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -39,6 +41,7 @@ class Source:
     added: frozenset[int]
     is_test: bool
     literals: Mapping[Key, str] = field(default_factory=dict)  # -> the test asserting on it
+    cases: Sequence[Case] = ()  # the failing tests' (arguments, expected) pairs
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -551,11 +554,11 @@ def telling_literals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
             checks.append(node.value)
     for node in (node for check in checks for node in ast.walk(check)):
         key = literal_key(node)
-        if key is not None and _telling(key):
+        if key is not None and telling(key):
             yield key
 
 
-def _telling(key: Key) -> bool:
+def telling(key: Key) -> bool:
     kind, value = key
     if kind == "n":
         return value not in (0.0, 1.0, -1.0)

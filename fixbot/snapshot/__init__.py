@@ -1,18 +1,21 @@
 """The pinned commit and its copies: what every check runs over.
 
 take_snapshot   export a commit outside the repository, record its protected files
+NO_PROGRAMS     git options under which an untrusted repository's config runs no program
 Workspace       one attempt's tree: a layer over the snapshot, or a full copy
 """
 
 from __future__ import annotations
 
 from fixbot.snapshot.git import (
+    apply_to_worktree,
     find_root,
     pin_commit,
     repository_identity,
     resolve_commit,
     take_snapshot,
 )
+from fixbot.snapshot.hostgit import NO_PROGRAMS, config_args
 from fixbot.snapshot.protected import (
     Snapshot,
     digest_of,
@@ -30,8 +33,11 @@ from fixbot.snapshot.protected import (
 from fixbot.snapshot.workspace import Workspace, mismatches, prepare, put_back_protected
 
 __all__ = [
+    "NO_PROGRAMS",
     "Snapshot",
     "Workspace",
+    "apply_to_worktree",
+    "config_args",
     "digest_of",
     "find_root",
     "fresh_copy",

@@ -28,6 +28,7 @@ BROKEN = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 FAILING = "tests/test_calc.py::test_add"
+PUSHED_AT = "2019-05-15T15:00:00Z"  # the feature branch, as GitHub's activity log has it
 
 
 def canned(job: FixJob, status: str = "fixed", **changes: Any) -> FixResult:
@@ -231,6 +232,9 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     git(work, "checkout", "-q", "main")
     with FakeGitHub(made.bare, repository=REPO, token=TOKEN) as fake:
         fake.permissions.update(writer="write", maintainer="maintain", reader="read")
+        # GitHub's record of the branch's pushes: created before the /fix comments of the
+        # fixtures (2019-05-15T15:20:21Z).
+        fake.record_push("feature", failing, PUSHED_AT, kind="branch_creation")
         source = fake.add_pull("feature", user="writer")
         w = World(tmp_path, fake, made.bare, work, failing, source)
         real_run = proc.run

@@ -402,7 +402,6 @@ def test_a_fork_pull_request_gets_the_diff_as_a_comment_and_no_push(world: World
     ("event_name", "make"),
     [
         ("workflow_run", lambda w: w.failed_run(branch="fixbot/fix-0123456789ab")),
-        ("workflow_run", lambda w: w.failed_run(branch="main")),
         ("issue_comment", lambda w: w.comment("/fix", login="fixbot[bot]")),
         ("issue_comment", lambda w: w.comment("/fix", action="edited")),
         ("issue_comment", lambda w: w.comment("thanks!")),
@@ -498,7 +497,9 @@ def test_a_recorded_diff_may_not_touch_ci_files(world: World) -> None:
     evil = render_diff([FileChange(".github/workflows/ci.yml", None, "on: push\n")])
     run = world.run("workflow_run", world.failed_run(), fix=Runner(lambda j: canned(j, diff=evil)))
     assert run.code == 2
-    assert "refusing to publish a diff that changes '.github/workflows/ci.yml'" in run.logs
+    assert (
+        "refusing to publish the recorded diff: it changes '.github/workflows/ci.yml'" in run.logs
+    )
     assert fix_prs(world) == []
 
 
@@ -524,6 +525,21 @@ def test_the_token_never_reaches_logs_argv_outputs_or_the_checkout(world: World)
     assert TOKEN not in (out / "evidence.json").read_text()
     # The only place it appears is the line that asks the runner to mask it.
     assert [line for line in run.stdout.splitlines() if TOKEN in line] == [f"::add-mask::{TOKEN}"]
+
+
+def test_the_checkouts_hooks_and_fsmonitor_never_run_when_publishing(world: World) -> None:
+    """A checkout whose config an earlier step may have rewritten: the publish step's git
+    (a private index, apply, commit-tree, push) runs none of the programs it names."""
+    marks = world.workspace.parent / "hook-marks"
+    hooks = world.workspace / ".git" / "hooks"
+    for name in ("post-index-change", "pre-push", "reference-transaction", "fsmonitor"):
+        (hooks / name).write_text(f"#!/bin/sh\necho {name} >> {marks}\nenv >> {marks}\n")
+        (hooks / name).chmod(0o755)
+    git(world.workspace, "config", "core.fsmonitor", str(hooks / "fsmonitor"))
+    run = world.run("workflow_run", world.failed_run())
+    assert run.code == 0, run.logs
+    assert len(fix_prs(world)) == 1
+    assert not marks.exists(), marks.read_text()
 
 
 def test_git_gets_the_token_as_an_auth_header_through_the_environment(world: World) -> None:
@@ -557,7 +573,12 @@ def test_the_fix_job_writes_nothing_and_the_publish_job_runs_nothing(world: Worl
     artifact = Path(fixed.outputs["diff-path"]).parent
     publisher = Runner()
     published = world.run(
-        "workflow_run", world.failed_run(), fix=publisher, phase="publish", result_dir=artifact
+        "workflow_run",
+        world.failed_run(),
+        fix=publisher,
+        phase="publish",
+        result_dir=artifact,
+        FIXBOT_DIFF_SHA256=fixed.outputs["diff-sha256"],
     )
     assert published.code == 0, published.logs
     assert publisher.jobs == []

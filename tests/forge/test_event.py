@@ -68,7 +68,33 @@ def test_a_failed_run_triggers_a_fix_of_its_head_commit() -> None:
     assert decision.workflow == "test"
     assert decision.actor == "Codertocat"
     assert decision.run_id == 289782451
+    assert decision.workflow_path == ".github/workflows/test.yml"
     assert not decision.from_fork
+
+
+def test_a_failed_run_on_the_default_branch_triggers_a_fix() -> None:
+    """The commonest red build: fixed through a PR against it (fixbot never pushes to it)."""
+    decision = decide("workflow_run", failed_run(head_branch="master", pull_requests=[]))
+    assert isinstance(decision, Trigger)
+    assert decision.head_ref == decision.default_branch == "master"
+    assert decision.pr_number is None
+    skipped = decide("workflow_run", failed_run(head_branch="master"), never_fix=["master"])
+    assert isinstance(skipped, Skip) and "never-fix" in skipped.reason
+
+
+@pytest.mark.parametrize(
+    ("path", "kept"),
+    [
+        (".github/workflows/ci.yaml", ".github/workflows/ci.yaml"),
+        (".github/workflows/build.yml@main", ".github/workflows/build.yml"),  # the API's form
+        ("octo-org/octo-repo/.github/workflows/report.yml@v2", ""),  # a reusable workflow
+        ("dynamic/github-code-scanning/codeql", ""),
+        (".github/workflows/../../secret.yml", ""),
+    ],
+)
+def test_the_workflow_file_is_one_of_this_repositorys(path: str, kept: str) -> None:
+    decision = decide("workflow_run", failed_run(path=path))
+    assert isinstance(decision, Trigger) and decision.workflow_path == kept
 
 
 @pytest.mark.parametrize(
@@ -77,7 +103,6 @@ def test_a_failed_run_triggers_a_fix_of_its_head_commit() -> None:
         ({"action": "requested"}, "not completed"),
         ({"workflow_run.conclusion": "cancelled"}, "concluded cancelled"),
         ({"workflow_run.conclusion": None}, "without a conclusion"),
-        ({"workflow_run.head_branch": "master"}, "default branch"),
         ({"workflow_run.head_branch": "fixbot/fix-0123456789ab"}, "fixbot's own"),
         ({"workflow_run.head_branch": None}, "not on a branch"),
         ({"workflow_run.triggering_actor.type": "Bot"}, "bot"),
@@ -208,7 +233,6 @@ def test_with_pull_completes_the_trigger_from_the_pull_request() -> None:
         (PullInfo(1, "a" * 40, "fixbot/fix-0123456789ab", "Codertocat/Hello-World", "x", "open"),
          "fixbot's own"),
         (PullInfo(1, "a" * 40, "feature", "Codertocat/Hello-World", "master", "closed"), "closed"),
-        (PullInfo(1, "a" * 40, "master", "Codertocat/Hello-World", "dev", "open"), "default"),
         (PullInfo(1, "a" * 40, "feature", "", "master", "open"), "no longer exists"),
     ],
 )  # fmt: skip
@@ -216,6 +240,14 @@ def test_with_pull_applies_the_branch_rules(pull: PullInfo, why: str) -> None:
     resolved = with_pull(_comment_trigger(), pull)
     assert isinstance(resolved, Skip)
     assert why in resolved.reason
+
+
+def test_with_pull_applies_the_never_fix_globs_and_fixes_the_default_branch() -> None:
+    release = PullInfo(1, "a" * 40, "release/2", "Codertocat/Hello-World", "master", "open")
+    resolved = with_pull(_comment_trigger(), release, never_fix=["release/*"])
+    assert isinstance(resolved, Skip) and "never-fix pattern 'release/*'" in resolved.reason
+    default = PullInfo(1, "a" * 40, "master", "Codertocat/Hello-World", "dev", "open")
+    assert isinstance(with_pull(_comment_trigger(), default), Trigger)
 
 
 def test_a_fork_pull_request_resolves_as_a_fork() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from fixbot.sandbox import NOBODY, SANDBOX_GID
 from tests.conftest import API_KEY, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD, wrong
@@ -208,7 +209,8 @@ def _sandboxed_pytest(owner: int) -> list[int]:
             argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if uid != 65534 or b"pytest" not in argv:
+        sandbox_user = uid == NOBODY or SANDBOX_GID < uid < SANDBOX_GID + 0x10000  # a leased uid
+        if not sandbox_user or b"pytest" not in argv:
             continue
         pid = int(entry.name)
         while pid > 1 and pid != owner:

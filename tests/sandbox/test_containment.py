@@ -36,8 +36,8 @@ from fixbot import checks
 from fixbot.errors import SandboxFailed
 from fixbot.proc import Completed
 from fixbot.records import LOG_CAP, CheckResult
-from fixbot.sandbox import BwrapSandbox, Limits, RunSpec, Sandbox, attempt_scratch
-from fixbot.sandbox.docker import LABEL, OOM_NOTE, DockerSandbox
+from fixbot.sandbox import OOM_NOTE, BwrapSandbox, Limits, RunSpec, Sandbox, attempt_scratch
+from fixbot.sandbox.docker import LABEL, DockerSandbox
 from fixbot.snapshot import Workspace
 from tests.conftest import ENGINE_PROBLEM
 from tests.fakes import DelegatingSandbox
@@ -496,6 +496,114 @@ def test_disk_filling_is_capped_per_file_in_all_and_in_tmp(hostile: Hostile) -> 
     in_tmp = sum(v for k, v in outcome.probe.items() if k.startswith("tmp_") and k.endswith("_mb"))
     assert in_tmp <= limits.tmp_size_mb
     assert any(outcome.refused(f"tmp {n}") for n in range(4)), outcome.probe
+
+
+def whole_sandbox_caps(sandbox: Sandbox) -> bool:
+    """Whether memory and processes are capped per sandbox here: always on Docker; on bubblewrap
+    where a cgroup is writable (root, or a delegated one), else the documented per-process
+    fallback applies. In CI, as root, it must be there: never skipped into a false pass."""
+    capped = not isinstance(sandbox, BwrapSandbox) or sandbox.cgroups.capped
+    if not capped and os.environ.get("CI") and os.geteuid() == 0:
+        pytest.fail(f"no whole-sandbox caps in CI as root: {sandbox.describe()}")
+    return capped
+
+
+def test_three_children_together_over_the_memory_cap_are_stopped(hostile: Hostile) -> None:
+    if not whole_sandbox_caps(hostile.sandbox):
+        pytest.skip(f"memory is capped per process here: {hostile.sandbox.describe()}")
+    limits = Limits(timeout_seconds=30, memory_mb=384, cpus=1.0, pids=128, tmp_size_mb=32)
+    outcome = hostile.run("memory_children", limits=limits, child_mb=160)  # 480 MB in all
+    assert outcome.probe.get("started"), outcome.probe
+    assert not outcome.probe.get("all_held"), outcome.probe
+    assert outcome.completed.output.endswith(OOM_NOTE), outcome.completed.output[-500:]
+    assert outcome.result is not None and outcome.result["status"] == "memory_exceeded"
+
+
+# Address space enough for 50 threads' stacks where RLIMIT_AS applies: only processes count.
+BOMB_LIMITS = Limits(timeout_seconds=40, memory_mb=2048, cpus=1.0, pids=96)
+
+
+def bomb_beside_neighbour(
+    bomb_sandbox: Sandbox, neighbour_sandbox: Sandbox, tmp_path: Path
+) -> tuple[Outcome, Outcome]:
+    """One run's fork bomb, and another run starting 50 threads while the bomb holds all it
+    got: (the bomb's outcome, the neighbour's)."""
+    found: dict[str, Outcome | BaseException] = {}
+    with attempt_scratch(LIMITS.disk_mb) as first, attempt_scratch(LIMITS.disk_mb) as second:
+        for name in ("bomb", "neighbour"):
+            (tmp_path / name).mkdir()
+        bomb = Hostile(bomb_sandbox, tmp_path / "bomb", first.path)
+        neighbour = Hostile(neighbour_sandbox, tmp_path / "neighbour", second.path)
+
+        def run_bomb() -> None:
+            try:
+                found["bomb"] = bomb.run("fork_bomb_hold", limits=BOMB_LIMITS, hold=8)
+            except BaseException as exc:
+                found["bomb"] = exc
+
+        runner = threading.Thread(target=run_bomb)
+        runner.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and runner.is_alive():
+            full = bomb.seen("full")
+            if full is not None and full.is_file():
+                break
+            time.sleep(0.05)
+        outcome = neighbour.run("threads", limits=BOMB_LIMITS, count=50, lingers=False)
+        runner.join()
+    bombed = found["bomb"]
+    assert isinstance(bombed, Outcome), bombed
+    assert bombed.probe.get("refused") and bombed.probe["made"] < BOMB_LIMITS.pids, bombed.probe
+    return bombed, outcome
+
+
+def test_a_fork_bomb_leaves_a_neighbouring_sandbox_its_processes(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """The bomb stops at its own limit; the neighbour starts all its threads (a cgroup per run
+    or, without one, a uid per run as root, a user namespace per run otherwise)."""
+    _, neighbour = bomb_beside_neighbour(sandbox, sandbox, tmp_path)
+    assert neighbour.probe.get("threads") == 50, (neighbour.probe, neighbour.runs)
+
+
+def test_no_new_user_namespace_nor_any_other(hostile: Hostile) -> None:
+    outcome = hostile.run("namespaces")
+    steps = [k for k in outcome.probe if k.startswith(("unshare", "clone"))]
+    assert len(steps) == 10, outcome.probe
+    assert all(outcome.refused(step) for step in steps), outcome.probe
+    for raw in ("unshare(NEWUSER)", "unshare(NEWNS)", "unshare(NEWNET)", "clone(NEWUSER)"):
+        assert outcome.probe[raw] == "OSError: EPERM", outcome.probe  # the filter's answer
+
+
+# Without the filter, the kernel answers each of these otherwise (tests/sandbox/test_seccomp.py).
+REFUSED_CALLS = (
+    "ptrace(TRACEME)",
+    "ptrace(bad request, parent)",
+    "process_vm_readv(parent)",
+    "pidfd_getfd(bad fd)",
+    "keyctl(bad op)",
+    "add_key(NULL)",
+    "request_key(NULL)",
+    "bpf(bad cmd)",
+    "mount(bad type)",
+    "umount2(bad flags)",
+    "open_tree(bad flags)",
+    "setns(-1)",
+    "perf_event_open(NULL)",
+    "userfaultfd(USER_MODE_ONLY)",
+    "io_uring_setup(0, NULL)",
+    "personality(ADDR_NO_RANDOMIZE)",
+)
+
+
+def test_ptrace_keyrings_bpf_mount_and_other_abis_are_refused(hostile: Hostile) -> None:
+    outcome = hostile.run("kernel_calls")
+    seen = outcome.probe
+    assert {name: seen.get(name) for name in REFUSED_CALLS} == dict.fromkeys(REFUSED_CALLS, "EPERM")
+    assert seen["clone3(NULL, 0)"] == "ENOSYS"  # so that libc falls back to clone
+    assert seen["getpid"] == seen["personality(query)"] == "ok"
+    if "x32 getpid" in seen:
+        assert seen["x32 getpid"] == seen["int 0x80 getpid"] == "signal:31"  # SIGSYS
 
 
 def _peak_rss_reset() -> int:

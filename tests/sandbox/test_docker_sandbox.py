@@ -26,7 +26,7 @@ import pytest
 
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import BASE_ENV, OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
+from fixbot.sandbox import BASE_ENV, OUTPUTS, SANDBOX_GID, WORKSPACE, Limits, RunSpec, Sandbox
 from fixbot.sandbox.containers import LABEL, process_identity
 from fixbot.sandbox.docker import LOCAL_IMAGE, OOM_NOTE, DockerSandbox
 from tests.conftest import ENGINE_PROBLEM
@@ -130,9 +130,9 @@ def test_runs_as_nobody_without_capabilities(box: Box) -> None:
         "  'caps': {k: status[k].strip() for k in ('CapEff', 'CapPrm', 'CapBnd', 'CapAmb')},\n"
         "  'nonewprivs': status['NoNewPrivs'].strip()}))"
     )
-    if os.geteuid() == 0:
-        assert seen["uid"] == seen["euid"] == seen["gid"] == NOBODY
-        assert seen["groups"] in ([], [NOBODY])
+    if os.geteuid() == 0:  # nobody, in the group that reads the shared snapshot
+        assert seen["uid"] == seen["euid"] == NOBODY and seen["gid"] == SANDBOX_GID
+        assert seen["groups"] in ([], [SANDBOX_GID])
     else:
         assert seen["uid"] == os.getuid()
     assert seen["cwd"] == WORKSPACE
@@ -350,7 +350,9 @@ def test_the_container_is_locked_down_and_removed_afterwards(box: Box, engine: A
     assert host["NetworkMode"] == "none"
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"]
-    assert host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["SecurityOpt"][0] == "no-new-privileges"
+    (profile,) = host["SecurityOpt"][1:]  # fixbot's own seccomp filter, as JSON
+    assert json.loads(profile.removeprefix("seccomp="))["defaultAction"] == "SCMP_ACT_ALLOW"
     assert host["PidsLimit"] == 77
     assert host["Memory"] == host["MemorySwap"] == 300 * 1024 * 1024
     assert host["NanoCpus"] == 1_000_000_000
@@ -367,7 +369,7 @@ def test_the_container_is_locked_down_and_removed_afterwards(box: Box, engine: A
     assert not [m for m in seen["Mounts"] if "docker.sock" in m["Source"]]
     assert seen["Config"]["OpenStdin"] is False
     if os.geteuid() == 0:
-        assert seen["Config"]["User"] == f"{NOBODY}:{NOBODY}"
+        assert seen["Config"]["User"] == f"{NOBODY}:{SANDBOX_GID}"
     (result,) = outcome
     assert result.returncode == 0, result.output
     import docker.errors
@@ -592,7 +594,20 @@ def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
 
     checks = doctor.diagnose()
     by_name = {check.name: check for check in checks}
-    assert list(by_name) == ["bubblewrap", "docker", "workspaces", "git", "pytest", "ruff", "mypy"]
+    assert list(by_name) == [
+        "bubblewrap",
+        "docker",
+        "workspaces",
+        "containment",
+        "git",
+        "pytest",
+        "ruff",
+        "mypy",
+    ]
+    containment = by_name["containment"].detail
+    assert "bwrap: " in containment and "docker: " in containment
+    assert containment.count("seccomp (") == 2  # the same filter on both backends
+    assert "capped per sandbox (docker --memory, --pids-limit)" in containment
     assert by_name["docker"].ok, by_name["docker"]
     if os.geteuid() == 0:  # CI: both backends lay workspaces, and the scratch is capped
         assert "overlay per attempt (bwrap, docker)" in by_name["workspaces"].detail

@@ -29,10 +29,17 @@ def test_new_top_level_modules_named_like_installed_ones_are_found(tmp_path: Pat
             "json.py",
             "calc_extra.py",
             "pkg/pytest.py",
+            "psutil.py",
+            "orjson/__init__.py",
+            "fixbot_harness_v2.py",
+            "_pytest/reports.py",
         ),
         tmp_path,
     )
-    assert found == ["pytest.py", "ruff.py", "mypy/__init__.py", "pluggy.py"]
+    assert found == [
+        *("pytest.py", "ruff.py", "mypy/__init__.py", "pluggy.py", "psutil.py"),
+        *("orjson/__init__.py", "fixbot_harness_v2.py", "_pytest/reports.py"),
+    ]
 
 
 FAKE_PYTEST = reply(

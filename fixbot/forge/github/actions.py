@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TextIO
 
+from fixbot.checkspec import CheckSpec
 from fixbot.errors import UsageError
 from fixbot.forge import Command, Git, Published, Publisher, Trigger
+from fixbot.inert import prose
 from fixbot.paths import StateDir
 from fixbot.records import FailedJob, RunStatus
 from fixbot.report import FixResult, render_markdown
@@ -49,6 +51,8 @@ class ActionEnv:
     host: Mapping[str, str] = field(repr=False)  # the variables git may see (forge.Git)
     # The `fix` phase's inputs (model, base-url, sandbox, max-iterations), as config overrides.
     overrides: Mapping[str, object] = field(default_factory=dict)
+    # For `publish`: the fix job's own SHA-256 of fix.diff (its `diff-sha256` output).
+    diff_sha256: str = ""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:
@@ -83,6 +87,7 @@ class ActionEnv:
             token=environ.get("GITHUB_TOKEN", ""),
             host=dict(environ),
             overrides=_overrides(environ),
+            diff_sha256=environ.get("FIXBOT_DIFF_SHA256", "").strip(),
         )
 
     def git(self) -> Git:
@@ -159,6 +164,9 @@ class FixJob:
     ci_jobs: tuple[FailedJob, ...] = ()
     # The action's model, base-url, sandbox and max-iterations inputs, over the config.
     overrides: Mapping[str, object] = field(default_factory=dict)
+    # The failed run's failed steps as checks (from the trusted workflow file), for a config
+    # that names none of its own: they are that run's `checks`. Empty: the config's apply.
+    checks: tuple[CheckSpec, ...] = ()
 
 
 class FixRunner(Protocol):
@@ -176,6 +184,7 @@ class ActionOutcome:
     result: FixResult | None = None
     published: Published | None = None
     diff_path: str = ""
+    diff_sha256: str = ""  # of the fix.diff this run wrote or published
 
 
 class WorkflowCommands:
@@ -229,6 +238,7 @@ def write_outputs(path: Path | None, outcome: ActionOutcome) -> None:
         "pr-url": published.pr_url if published else "",
         "pr-number": str(published.pr_number) if published and published.pr_number else "",
         "diff-path": outcome.diff_path,
+        "diff-sha256": outcome.diff_sha256,
     }
     with path.open("a", encoding="utf-8") as handle:
         for name, value in values.items():
@@ -250,7 +260,7 @@ def write_summary(env: ActionEnv, outcome: ActionOutcome) -> None:
     if outcome.result is not None:
         lines.append(render_markdown(outcome.result))
     else:
-        lines.append(f"**fixbot:** {outcome.status}: {_inline(outcome.reason)}\n")
+        lines.append(f"**fixbot:** {outcome.status}: {prose(outcome.reason)}\n")
     published = outcome.published
     if published is not None and published.pr_url:
         lines.append(f"**Pull request:** {published.pr_url} ({published.action})\n")
@@ -260,10 +270,6 @@ def write_summary(env: ActionEnv, outcome: ActionOutcome) -> None:
     text = redact("\n".join(lines), known=env.secrets())
     with env.step_summary.open("a", encoding="utf-8") as handle:
         handle.write(text + "\n")
-
-
-def _inline(text: str) -> str:
-    return " ".join(text.split()).replace("<", "&lt;")
 
 
 def secrets_of(environ: Mapping[str, str]) -> Sequence[str]:

@@ -27,6 +27,7 @@ from fixbot.forge import (
     PullRequest,
     PullRequestExists,
     PullRequestsNotPermitted,
+    Push,
 )
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -115,6 +116,7 @@ class GitHubPublisher:
         self._client = client
         self._full_name = repository
         self._owner = repository.split("/", 1)[0]
+        self._identity = ""
         with _api(f"reading {repository}"):
             self._repo = client.get_repo(repository)
 
@@ -124,6 +126,22 @@ class GitHubPublisher:
 
     def default_branch(self) -> str:
         return self._call("reading the repository", lambda: str(self._repo.default_branch))
+
+    def identity(self) -> str:
+        """GraphQL's `viewer`: one query that answers for a personal token (the user), the
+        workflow's GITHUB_TOKEN (`github-actions[bot]`) and a GitHub App's installation token
+        (`<app>[bot]`), where REST's GET /user refuses the last two. Read once per run."""
+        if not self._identity:
+
+            def viewer() -> str:
+                _, data = self._client.requester.graphql_query("query { viewer { login } }", {})
+                login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+                if not isinstance(login, str) or not login:
+                    raise GitHubApiError("GitHub API: the token's identity has no login")
+                return login
+
+            self._identity = self._call("reading the token's identity", viewer)
+        return self._identity
 
     def permission(self, user: str) -> str:
         return self._call(
@@ -142,6 +160,31 @@ class GitHubPublisher:
             return None
 
         return self._call(f"looking up the pull request for {branch}", find)
+
+    def pushes(self, repository: str, branch: str) -> list[Push]:
+        """The repository activity log (GET /repos/{owner}/{repo}/activity) for the branch:
+        GitHub's own times of each push, force push and creation, newest first. PyGithub has
+        no call for it; its requester sends the request with the same auth and retries."""
+
+        def activity() -> list[Push]:
+            _, data = self._client.requester.requestJsonAndCheck(
+                "GET",
+                f"/repos/{repository}/activity",
+                parameters={"ref": f"refs/heads/{branch}", "per_page": 100},
+            )
+            entries = data if isinstance(data, list) else []
+            return [
+                Push(
+                    before=str(entry.get("before") or ""),
+                    after=str(entry.get("after") or ""),
+                    timestamp=str(entry.get("timestamp") or ""),
+                    kind=str(entry.get("activity_type") or ""),
+                )
+                for entry in entries
+                if isinstance(entry, dict) and entry.get("ref") in (None, f"refs/heads/{branch}")
+            ]
+
+        return self._call(f"reading the pushes to {repository}:{branch}", activity)
 
     def open_pulls_into(self, base: str) -> list[PullRequest]:
         return self._call(
@@ -190,7 +233,7 @@ class GitHubPublisher:
         return self._call(
             f"listing the comments of #{number}",
             lambda: [
-                Comment(id=c.id, body=c.body or "")
+                Comment(id=c.id, body=c.body or "", author=c.user.login if c.user else "")
                 for c in self._repo.get_issue(number).get_comments()
             ],
         )

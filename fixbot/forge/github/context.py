@@ -1,15 +1,26 @@
 """What the fix is given besides the commit: the failed run's jobs and log tails (untrusted
-context for the model), and the escalated thread a `/fix` comment answers. Context only: what
-goes wrong reading it is a warning, and the fix goes on without it."""
+context for the model), its failed steps as checks (from the trusted workflow file), and the
+escalated thread a `/fix` comment answers. Context only: what goes wrong reading it is a
+warning, and the fix goes on without it (with the config's checks)."""
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+
 from fixbot import log
-from fixbot.errors import FixbotError
-from fixbot.forge import Publisher, Trigger, pending_thread, runlog
-from fixbot.forge.github.actions import ActionEnv, neutral
-from fixbot.records import FailedJob
+from fixbot.checkspec import CheckSpec
+from fixbot.config import Config, load_config, names_no_checks
+from fixbot.errors import ConfigError, FixbotError
+from fixbot.forge import JobSummary, Publisher, Trigger, pending_thread, runlog
+from fixbot.forge.github.actions import ActionEnv, FixJob, neutral
+from fixbot.forge.github.derive import Found, derive, one_line, proposed_checks
+from fixbot.forge.github.workflows import Workflow, WorkflowError, parse_workflow, steps_named
+from fixbot.records import FailedJob, StepNotRun
 from fixbot.secrets import redact
+from fixbot.snapshot import read_inside
+
+MAX_NOT_RUN = 20  # failed steps (or commands in them) named as not run
 
 
 def _loggable(text: str, env: ActionEnv) -> str:
@@ -31,18 +42,28 @@ def answered_thread(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> s
     return thread
 
 
-def failed_jobs(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> tuple[FailedJob, ...]:
-    """The failed run's failed jobs, steps and log tails, for the model to read. Context only:
-    whatever goes wrong reading them is a warning, and the fix goes on without."""
+def run_jobs(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> list[JobSummary]:
+    """The failed run's jobs (their failed steps named), read once. Context only: an API error
+    is a warning, and the fix goes on without them."""
     if trigger.kind != "workflow_run" or trigger.run_id is None:
-        return ()
+        return []
     try:
-        jobs = runlog.failed(publisher.run_jobs(trigger.run_id))
+        return publisher.run_jobs(trigger.run_id)
     except Exception as exc:  # context is optional: the fix never depends on it
         log.get().warning("ci_logs_unavailable", run_id=trigger.run_id, error=_why(exc, env))
+        return []
+
+
+def failed_jobs(
+    env: ActionEnv, trigger: Trigger, jobs: Sequence[JobSummary], publisher: Publisher
+) -> tuple[FailedJob, ...]:
+    """The failed jobs, their failed steps and log tails, for the model to read. Context only:
+    a log that cannot be read is a warning, and the job is shown without it."""
+    failed = runlog.failed(jobs)
+    if not failed:
         return ()
     shown: list[FailedJob] = []
-    for job in jobs[: runlog.MAX_JOBS]:
+    for job in failed[: runlog.MAX_JOBS]:
         try:
             raw = publisher.job_log(job.id, max_bytes=runlog.DOWNLOAD_BYTES)
         except Exception as exc:  # as above: this job is shown without its log
@@ -52,11 +73,101 @@ def failed_jobs(env: ActionEnv, trigger: Trigger, publisher: Publisher) -> tuple
     log.get().info(
         "ci_context",
         run_id=trigger.run_id,
-        failed_jobs=len(jobs),
+        failed_jobs=len(failed),
         shown=[neutral(job["name"]) for job in shown],
         log_lines=[job["log_tail"].count("\n") + bool(job["log_tail"]) for job in shown],
     )
     return tuple(shown)
+
+
+def ci_checks(
+    env: ActionEnv, trigger: Trigger, jobs: Sequence[JobSummary]
+) -> tuple[tuple[CheckSpec, ...], list[StepNotRun]]:
+    """The failed run's failed steps as checks: matched by name to the `run:` steps of the
+    run's workflow file in the trusted checkout (never a PR head's copy), split into argv by
+    derive, never run through a shell; and each failed step (or command in it) fixbot does
+    not run, with why."""
+    failed = runlog.failed(jobs)
+    if trigger.kind != "workflow_run" or not failed:
+        return (), []
+    workflow, unreadable = _workflow(env, trigger)
+    found: list[Found] = []
+    not_run: list[StepNotRun] = []
+    for job in failed:
+        named = steps_named(workflow, job.name, job.failed_steps) if workflow else []
+        for api_name, step in zip(job.failed_steps, named or job.failed_steps, strict=True):
+            where = (one_line(job.name), one_line(api_name))
+            if isinstance(step, str):
+                why = unreadable or f"no step of {trigger.workflow_path} is shown by this name"
+                not_run.append(_not_run(where, "", why))
+                continue
+            derived = derive([step], env.workspace)
+            found += derived.checks
+            not_run += [_not_run(where, left.text, left.why) for left in derived.unmapped]
+            for install in derived.installs:
+                why = "an install: fixbot's prepare step runs setup_command, not the CI's"
+                not_run.append(_not_run(where, shlex.join(install.argv), why))
+    checks = proposed_checks(found)
+    log.get().info(
+        "ci_checks",
+        workflow=trigger.workflow_path,
+        checks=[f"{check.name}: {neutral(check.run)}" for check in checks],
+        not_run=len(not_run),
+    )
+    return checks, not_run[:MAX_NOT_RUN]
+
+
+def _not_run(where: tuple[str, str], command: str, why: str) -> StepNotRun:
+    return StepNotRun(job=where[0], step=where[1], command=command, why=why)
+
+
+def _workflow(env: ActionEnv, trigger: Trigger) -> tuple[Workflow | None, str]:
+    """The run's workflow file, read from the trusted checkout; else None and why."""
+    path = trigger.workflow_path
+    text = read_inside(env.workspace, path) if path else None
+    if text is None:
+        return None, f"the run's workflow file ({path or 'unknown'}) is not in the checkout"
+    try:
+        return parse_workflow(text, path), ""
+    except WorkflowError as exc:
+        return None, str(exc)
+
+
+def trusted_config(env: ActionEnv) -> Config | None:
+    """The trusted checkout's config, read as data (its never_fix_branches join the input's;
+    whether it names checks). One the loader refuses is None here: the fix records that error
+    as its result, and the publish step reports it, as for any failed run."""
+    try:
+        return load_config(env.workspace, config_file=env.config, overrides=env.overrides)
+    except ConfigError as exc:
+        log.get().warning("config_refused", error=_loggable(str(exc), env))
+        return None
+
+
+def fix_job(
+    env: ActionEnv, trigger: Trigger, publisher: Publisher, config: Config | None
+) -> tuple[FixJob, list[StepNotRun]]:
+    """What the fix runner is asked, with its context; and the failed steps it will not run.
+    `config`: the trusted one (None: refused by the loader, which the runner will report)."""
+    jobs = run_jobs(env, trigger, publisher)
+    checks: tuple[CheckSpec, ...] = ()
+    not_run: list[StepNotRun] = []
+    if config is not None and names_no_checks(config):  # the CI's failed steps are the checks
+        checks, not_run = ci_checks(env, trigger, jobs)
+    job = FixJob(
+        repo=env.workspace,
+        commit=trigger.head_sha,
+        hint=trigger.hint,
+        command=trigger.command,
+        out=env.out,
+        config_file=env.config,
+        trigger=trigger,
+        thread=answered_thread(env, trigger, publisher),
+        ci_jobs=failed_jobs(env, trigger, jobs, publisher),
+        overrides=env.overrides,
+        checks=checks,
+    )
+    return job, not_run
 
 
 def _why(exc: Exception, env: ActionEnv) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -39,6 +40,7 @@ from fixbot.forge.trigger import (
 
 EVENTS: tuple[str, ...] = ("workflow_run", "issue_comment", "workflow_dispatch")
 HINT_CAP = 500
+_WORKFLOW_FILE = re.compile(r"\.github/workflows/[A-Za-z0-9_.-]+\.ya?ml")
 
 _T = TypeVar("_T")
 
@@ -84,7 +86,7 @@ def with_pull(trigger: Trigger, pull: PullInfo, *, never_fix: Sequence[str] = ()
     )
     if not pull.head_repository:
         return Skip(f"the head repository of pull request #{pull.number} no longer exists")
-    why = _branch_refusal(resolved, never_fix, allow_default=False)
+    why = branch_refusal(resolved, never_fix)
     return Skip(why) if why else resolved
 
 
@@ -151,9 +153,17 @@ def _workflow_run(fields: _Fields, never_fix: Sequence[str]) -> Decision:
         workflow=str(fields.optional("workflow.name", str) or run.get("name") or ""),
         run_id=fields.optional("workflow_run.id", int),
         run_url=fields.optional("workflow_run.html_url", str) or "",
+        workflow_path=_workflow_file(fields.optional("workflow_run.path", str) or ""),
     )
-    why = _branch_refusal(trigger, never_fix, allow_default=False)
+    why = branch_refusal(trigger, never_fix)
     return Skip(why) if why else trigger
+
+
+def _workflow_file(path: str) -> str:
+    """The run's workflow file in this repository (`.github/workflows/ci.yml`, a ref after `@`
+    dropped); "" for anything else (a reusable or a dynamic workflow's path)."""
+    path = path.split("@", 1)[0]
+    return path if _WORKFLOW_FILE.fullmatch(path) else ""
 
 
 def _same_repo_pull(run: Mapping[str, Any], repository: str) -> int | None:
@@ -195,6 +205,7 @@ def _issue_comment(fields: _Fields) -> Decision:
         command=command,
         hint=hint,
         comment_id=fields.optional("comment.id", int),
+        commented_at=fields.get("comment.created_at", str),
     )
 
 
@@ -221,18 +232,19 @@ def _workflow_dispatch(fields: _Fields, never_fix: Sequence[str], sha: str) -> D
         actor=fields.get("sender.login", str),
         hint=_clean(hint) if isinstance(hint, str) else "",
     )
-    # A person asked explicitly: the default branch may be fixed (through a PR, never a push).
-    why = _branch_refusal(trigger, never_fix, allow_default=True)
+    why = branch_refusal(trigger, never_fix)
     return Skip(why) if why else trigger
 
 
-def _branch_refusal(trigger: Trigger, never_fix: Sequence[str], *, allow_default: bool) -> str:
+def branch_refusal(trigger: Trigger, never_fix: Sequence[str]) -> str:
+    """Why fixbot leaves the trigger's branch alone ("" when it may fix it): one of its own
+    branches, or (in this repository) a never-fix glob: the action's `never-fix` input and the
+    config's `never_fix_branches`, one list. The default branch is fixed like any other,
+    through a PR against it (fixbot never pushes to it: forge.check_branch)."""
     ref = trigger.head_ref
     if ref.startswith(BRANCH_PREFIX):
         return f"{ref!r} is one of fixbot's own branches"
     if not trigger.from_fork:
-        if ref == trigger.default_branch and not allow_default:
-            return f"{ref!r} is the default branch"
         for glob in never_fix:
             if fnmatch.fnmatchcase(ref, glob):
                 return f"{ref!r} matches the never-fix pattern {glob!r}"

@@ -4,8 +4,9 @@
                                      --Cleanup----------------------> close superseded PRs
                                      --Trigger-> permission (comments only, fail closed)
                                                -> context: the failed run's jobs and log tails
-                                                  (workflow_run), the escalated thread a /fix
-                                                  comment answers (issue_comment)
+                                                  (workflow_run), its failed steps as checks
+                                                  (a config that names none), the escalated
+                                                  thread a /fix comment answers (issue_comment)
                                                -> fix (the injected runner) -> FixResult file
                                                -> publish (push + PR + comment) -> outputs
 
@@ -22,11 +23,13 @@ issue one; the token is masked first.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from fixbot import log
+from fixbot.config import DEFAULT_PROTECTED_PATHS, Config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.forge import (
     REFUSAL_MARKER,
@@ -38,6 +41,8 @@ from fixbot.forge import (
     Trigger,
     cleanup,
     may_trigger,
+    moved_comment,
+    moved_since,
     publish,
     refusal_comment,
     upsert_comment,
@@ -46,7 +51,6 @@ from fixbot.forge.github.actions import (
     PHASES,
     ActionEnv,
     ActionOutcome,
-    FixJob,
     FixRunner,
     Phase,
     PublisherFactory,
@@ -55,8 +59,9 @@ from fixbot.forge.github.actions import (
     write_outputs,
     write_summary,
 )
-from fixbot.forge.github.context import answered_thread, failed_jobs
-from fixbot.forge.github.event import decide, load_payload, with_pull
+from fixbot.forge.github.context import fix_job, trusted_config
+from fixbot.forge.github.event import branch_refusal, decide, load_payload, with_pull
+from fixbot.records import StepNotRun
 from fixbot.report import (
     EXIT_OK,
     EXIT_USAGE,
@@ -141,9 +146,13 @@ def _run(
         return _skipped(env, decision)
     if isinstance(decision, Cleanup):
         return _cleanup(env, decision, connect, phase)
+    config = trusted_config(env)
+    never_fix = (*env.never_fix, *(config.never_fix_branches if config else ()))
+    if decision.kind != "issue_comment" and (why := branch_refusal(decision, never_fix)):
+        return _skipped(env, Skip(why))
     publisher = connect(env)
     try:
-        return _triggered(env, decision, publisher, phase, fix, result_dir)
+        return _triggered(env, decision, publisher, phase, fix, result_dir, config, never_fix)
     finally:
         publisher.close()
 
@@ -155,8 +164,10 @@ def _triggered(
     phase: Phase,
     fix: FixRunner,
     result_dir: Path | None,
+    config: Config | None,
+    never_fix: Sequence[str],
 ) -> ActionOutcome:
-    trigger = _asked_by_whom(env, decision, publisher, phase)
+    trigger = _asked_by_whom(env, decision, publisher, phase, never_fix)
     if isinstance(trigger, ActionOutcome):
         return trigger
     log.get().info(
@@ -170,7 +181,7 @@ def _triggered(
     git = env.git()
     folder = (result_dir or env.out) if phase == "publish" else env.out
     fixing = phase != "publish"
-    result = _fix(env, trigger, git, fix, publisher) if fixing else load_result(folder)
+    result = _fix(env, trigger, git, fix, publisher, config) if fixing else load_result(folder)
     diff_path = str(folder / "fix.diff") if result.status == "fixed" else ""
     published = None
     if phase != "fix":
@@ -183,12 +194,21 @@ def _triggered(
             default_token=env.default_token,
             secrets=env.secrets(),
             labels=env.labels,
+            # The trusted checkout's globs; the hash the fix job reported, not the artifact's.
+            protected=config.protected_paths if config is not None else DEFAULT_PROTECTED_PATHS,
+            expected_sha256=env.diff_sha256 if phase == "publish" else None,
         )
         log.get().info(
             "published", action=published.action, pr=published.pr_number, url=published.pr_url
         )
     return ActionOutcome(
-        result.status, result.reason, result.exit_code, result, published, diff_path
+        result.status,
+        result.reason,
+        result.exit_code,
+        result,
+        published,
+        diff_path,
+        result.diff_sha256 if result.status == "fixed" else "",
     )
 
 
@@ -222,7 +242,7 @@ def _cleanup(
 
 
 def _asked_by_whom(
-    env: ActionEnv, trigger: Trigger, publisher: Publisher, phase: Phase
+    env: ActionEnv, trigger: Trigger, publisher: Publisher, phase: Phase, never_fix: Sequence[str]
 ) -> Trigger | ActionOutcome:
     """A comment's trigger, checked (permission, fail closed) and resolved to its PR's head."""
     if trigger.kind != "issue_comment":
@@ -230,8 +250,29 @@ def _asked_by_whom(
     refused = _refusal(trigger, publisher, phase)
     if refused is not None:
         return refused
-    resolved = _resolve_pull(trigger, publisher, env)
-    return _skipped(env, resolved) if isinstance(resolved, Skip) else resolved
+    resolved = _resolve_pull(trigger, publisher, never_fix)
+    if isinstance(resolved, Skip):
+        return _skipped(env, resolved)
+    return _moved(resolved, publisher, phase) or resolved
+
+
+def _moved(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
+    """A refusal when the PR's head is not provably the one the comment was made on: pushed
+    after the comment by GitHub's own record of the branch (never by commit dates, which the
+    pusher chooses), or that record unreadable (fail closed)."""
+    try:
+        pushes = publisher.pushes(trigger.head_repository, trigger.head_ref)
+    except FixbotError as exc:
+        why = f"GitHub's record of pushes to the pull request's branch could not be read ({exc})"
+    else:
+        why = moved_since(pushes, trigger.commented_at, trigger.head_sha)
+    if not why:
+        return None
+    log.get().info("refused", reason=neutral(why), pr=trigger.pr_number)
+    if phase != "fix" and trigger.pr_number is not None:
+        comment = moved_comment(why, trigger.head_sha)
+        upsert_comment(publisher, trigger.pr_number, comment, marker=REFUSAL_MARKER)
+    return ActionOutcome(status="refused", reason=why, exit_code=EXIT_OK)
 
 
 def _refusal(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutcome | None:
@@ -247,7 +288,9 @@ def _refusal(trigger: Trigger, publisher: Publisher, phase: Phase) -> ActionOutc
     return ActionOutcome(status="refused", reason=why, exit_code=EXIT_OK)
 
 
-def _resolve_pull(trigger: Trigger, publisher: Publisher, env: ActionEnv) -> Trigger | Skip:
+def _resolve_pull(
+    trigger: Trigger, publisher: Publisher, never_fix: Sequence[str]
+) -> Trigger | Skip:
     assert trigger.pr_number is not None
     pull = publisher.get_pull(trigger.pr_number)
     info = PullInfo(
@@ -258,30 +301,27 @@ def _resolve_pull(trigger: Trigger, publisher: Publisher, env: ActionEnv) -> Tri
         base_ref=pull.base_ref,
         state=pull.state,
     )
-    return with_pull(trigger, info, never_fix=env.never_fix)
+    return with_pull(trigger, info, never_fix=never_fix)
 
 
 def _fix(
-    env: ActionEnv, trigger: Trigger, git: Git, fix: FixRunner, publisher: Publisher
+    env: ActionEnv,
+    trigger: Trigger,
+    git: Git,
+    fix: FixRunner,
+    publisher: Publisher,
+    config: Config | None,
 ) -> FixResult:
     facts: dict[str, Any] = {"repo": str(env.workspace), "commit": trigger.head_sha}
+    not_run: list[StepNotRun] = []
     try:
         git.ensure_commit(trigger.head_sha, pull=trigger.pr_number)
-        job = FixJob(
-            repo=env.workspace,
-            commit=trigger.head_sha,
-            hint=trigger.hint,
-            command=trigger.command,
-            out=env.out,
-            config_file=env.config,
-            trigger=trigger,
-            thread=answered_thread(env, trigger, publisher),
-            ci_jobs=failed_jobs(env, trigger, publisher),
-            overrides=env.overrides,
-        )
+        job, not_run = fix_job(env, trigger, publisher, config)
         result = fix(job)
     except FixbotError as exc:
         result = error_result(exc, **facts)
+    # What the CI ran and fixbot did not is named in the PR, the comment and the summary.
+    result = replace(result, steps_not_run=not_run)
     if result.commit and result.commit != trigger.head_sha:
         result = error_result(
             UsageError(f"the fix ran on {result.commit[:12]}, not {trigger.head_sha[:12]}"),

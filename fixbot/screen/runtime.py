@@ -1,0 +1,269 @@
+"""The policy's rules on code that reaches past the code under test into the running process:
+code built at run time, pytest's machinery, the interpreter's hooks, fixbot's channels.
+
+A static screen sees only what the diff says; `exec(bytes.fromhex("..."))` says nothing. So
+code that runs text the screen never read (exec, eval, compile, __import__ and importlib on
+anything but a string literal, code objects, pickles), that reaches into pytest's reporting
+machinery, that hooks the interpreter (atexit, tracing, excepthooks, import hooks, the heap) or
+that writes to descriptors and fixbot's mount points is refused by name. A string literal
+passed to exec, eval or compile is screened as the code it is (policy.py does the recursion).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+
+from fixbot.screen.rules import Hit, Source, line
+
+RUNS_TEXT = frozenset({"exec", "eval", "compile"})
+# Run the text (or import the module) named by their first argument: fine for a literal only.
+CODE_RUNNERS = frozenset(
+    {
+        *RUNS_TEXT,
+        *("__import__", "importlib.import_module", "importlib.__import__"),
+        *("runpy.run_module", "runpy.run_path", "importlib.util.spec_from_file_location"),
+        *("importlib.util.spec_from_loader", "importlib.machinery.SourceFileLoader"),
+        *("importlib.machinery.SourcelessFileLoader", "importlib.machinery.ExtensionFileLoader"),
+        *("code.interact", "code.InteractiveInterpreter", "code.InteractiveConsole"),
+    }
+)
+# Code from data whatever the argument: a code object, a function made of one, a pickle.
+CODE_FROM_DATA = frozenset(
+    {
+        *("types.FunctionType", "types.CodeType", "types.LambdaType"),
+        *("importlib.util.module_from_spec", "marshal.loads", "marshal.load"),
+        *("pickle.loads", "pickle.load", "pickle.Unpickler", "_pickle.loads", "dill.loads"),
+        *("cloudpickle.loads", "ctypes.pythonapi", "ctypes.memmove", "ctypes.memset"),
+    }
+)
+CODE_ATTRIBUTES = frozenset({"__code__", "__globals__", "__closure__", "__builtins__"})
+
+
+def _literal_text(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _own_names(source: Source) -> set[str]:
+    """Names the module binds itself (a method or function named `exec` is not the builtin)."""
+    bound = {n.name for n in ast.walk(source.tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    bound |= {n.id for n in ast.walk(source.tree) if isinstance(n, ast.Name) and
+              isinstance(n.ctx, ast.Store)}  # fmt: skip
+    return bound
+
+
+def _called(source: Source, node: ast.AST) -> ast.Call | None:
+    parent = source.parents.get(node)
+    return parent if isinstance(parent, ast.Call) and parent.func is node else None
+
+
+def runs_dynamic_code(source: Source) -> Iterator[Hit]:
+    own = _own_names(source)
+    for node, name in source.references():
+        if isinstance(node, ast.Name) and node.id in own:
+            continue
+        call = _called(source, node)
+        short = name.removeprefix("builtins.")
+        if short in CODE_RUNNERS:
+            first = call.args[0] if call is not None and call.args else None
+            if call is not None and _literal_text(first):
+                continue  # a literal: screened as code (exec, eval, compile) or a module name
+            what = "on text the screen cannot read" if call is not None else "as a value"
+        elif name in CODE_FROM_DATA:
+            what = "to make code from data"
+        else:
+            continue
+        yield Hit(
+            "runs-dynamic-code",
+            line(node),
+            f"{source.snippet(call or node)} uses `{short}` {what}: code built at run time "
+            "escapes every check; write the code itself in the diff",
+        )
+    yield from _code_attributes(source)
+
+
+def _code_attributes(source: Source) -> Iterator[Hit]:
+    for node in source.new(ast.Assign, ast.AugAssign, ast.Call, ast.Subscript):
+        if isinstance(node, ast.Call):
+            func = source.name(node.func) or ""
+            names = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant)]
+            hit = func in ("setattr", "getattr") and any(
+                n in CODE_ATTRIBUTES or n in RUNS_TEXT | {"__import__"} for n in names
+            )
+        elif isinstance(node, ast.Subscript):
+            key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            hit = key in RUNS_TEXT | {"__import__"}
+        else:
+            assert isinstance(node, ast.Assign | ast.AugAssign)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            hit = any(isinstance(t, ast.Attribute) and t.attr in CODE_ATTRIBUTES for t in targets)
+        if hit:
+            yield Hit(
+                "runs-dynamic-code",
+                line(node),
+                f"{source.snippet(node)} swaps or fetches a function's code at run time; "
+                "change the code itself in the diff",
+            )
+
+
+def literal_code(source: Source) -> Iterator[tuple[ast.Call, str]]:
+    """The string literals the diff passes to exec, eval or compile: code to screen as such."""
+    for node, name in source.references():
+        call = _called(source, node)
+        if call is None or name.removeprefix("builtins.") not in RUNS_TEXT or not call.args:
+            continue
+        first = call.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            yield call, first.value
+
+
+# --- reaches-pytest-internals ---------------------------------------------------------------
+
+MACHINERY = frozenset(
+    {
+        *("TestReport", "CollectReport", "CallInfo", "hookimpl", "hookspec", "Config"),
+        *("PytestPluginManager", "Session", "Item", "Collector", "StashKey", "main"),
+        "console_main",
+    }
+)
+MACHINE_ATTRIBUTES = frozenset({"pluginmanager", "from_item_and_call", "_hookimpls"})
+MACHINE_STRING = re.compile(
+    r"_pytest(\.\w+)*|pluggy(\.\w+)*|pytest_\w+|from_item_and_call|pluginmanager|TestReport"
+)
+
+
+def _machinery(name: str) -> bool:
+    root, _, rest = name.partition(".")
+    if root == "pluggy" or (root == "_pytest" and rest):
+        return True
+    if root == "pytest" and rest.split(".")[0] in MACHINERY:
+        return True
+    attributes = name.split(".")[1:]
+    return any(a in MACHINE_ATTRIBUTES or a.startswith("pytest_") for a in attributes)
+
+
+def reaches_pytest_internals(source: Source) -> Iterator[Hit]:
+    if source.is_test:
+        return
+    for node, name in source.references():
+        if _machinery(name):
+            yield _internals(source, node)
+    for found in source.new(ast.Import, ast.ImportFrom, ast.Constant, ast.Attribute):
+        if isinstance(found, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in found.names] if isinstance(found, ast.Import) else []
+            modules += [found.module or ""] if isinstance(found, ast.ImportFrom) else []
+            if any(m.split(".")[0] == "pluggy" for m in modules):
+                yield _internals(source, found)
+        elif isinstance(found, ast.Attribute):
+            if source.name(found) is None and (
+                found.attr in MACHINE_ATTRIBUTES or found.attr.startswith("pytest_")
+            ):
+                yield _internals(source, found)
+        elif (
+            isinstance(found, ast.Constant)
+            and isinstance(found.value, str)
+            and MACHINE_STRING.fullmatch(found.value)
+            and not isinstance(source.parents.get(found), ast.Expr)  # a docstring
+        ):
+            yield _internals(source, found)
+
+
+def _internals(source: Source, node: ast.AST) -> Hit:
+    return Hit(
+        "reaches-pytest-internals",
+        line(node),
+        f"{source.snippet(node)} reaches into pytest's machinery (_pytest, pluggy, its reports "
+        "and hooks): the code under test must not touch the runner that judges it",
+    )
+
+
+# --- hooks-the-interpreter ------------------------------------------------------------------
+
+HOOK_CALLS = frozenset(
+    {
+        *("atexit.register", "sys.settrace", "sys.setprofile", "threading.settrace"),
+        *("threading.setprofile", "threading.settrace_all_threads", "sys.addaudithook"),
+        *("threading.setprofile_all_threads", "os.register_at_fork", "sys.set_asyncgen_hooks"),
+        *("gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.callbacks"),
+        *("faulthandler.enable", "faulthandler.register", "faulthandler.dump_traceback_later"),
+        *("sys.meta_path", "sys.path_hooks", "sys.monitoring", "sys.call_tracing"),
+    }
+)
+HOOK_SLOTS = frozenset(
+    {
+        *("sys.excepthook", "sys.unraisablehook", "sys.displayhook", "sys.breakpointhook"),
+        "threading.excepthook",
+    }
+)
+
+
+def hooks_the_interpreter(source: Source) -> Iterator[Hit]:
+    for node, name in source.references():
+        if any(name == h or name.startswith(h + ".") for h in HOOK_CALLS):
+            yield _hook(source, node, f"`{name}`")
+        elif name in HOOK_SLOTS and isinstance(getattr(node, "ctx", None), ast.Store):
+            yield _hook(source, node, f"setting `{name}`")
+    for assign in source.new(ast.Assign):
+        assert isinstance(assign, ast.Assign)
+        for target in assign.targets:
+            if isinstance(target, ast.Subscript) and source.name(target.value) == "sys.modules":
+                yield _hook(source, assign, "putting a module into `sys.modules`")
+
+
+def _hook(source: Source, node: ast.AST, what: str) -> Hit:
+    return Hit(
+        "hooks-the-interpreter",
+        line(node),
+        f"{what} ({source.snippet(node)}) hooks the interpreter itself (exit handlers, tracing, "
+        "error or import hooks, the heap): it acts on the test run, not on the code under test",
+    )
+
+
+# --- reaches-sandbox-channels ---------------------------------------------------------------
+
+RAW_WRITES = frozenset(
+    {"os.write", "os.writev", "os.pwrite", "os.pwritev", "os.sendfile", "os.dup2", "socket.fromfd"}
+)
+OPENERS = frozenset({"open", "io.open", "io.FileIO", "os.fdopen"})  # given a number: a descriptor
+CHANNEL = re.compile(
+    r"/fixbot-[\w-]*|/proc/(?:self|thread-self|\d+|\{[^}]*\})/(?:fd|environ|mem|fdinfo)"
+    r"|/dev/fd(?:/|\b)"
+)
+
+
+def reaches_sandbox_channels(source: Source) -> Iterator[Hit]:
+    for node, name in source.references():
+        call = _called(source, node)
+        numbered = call is not None and bool(call.args) and _is_int(call.args[0])
+        if name in RAW_WRITES or (name in OPENERS and numbered):
+            yield _channel(source, call or node, "writes to a raw file descriptor")
+    for literal in source.new(ast.Constant):
+        assert isinstance(literal, ast.Constant)
+        value = literal.value
+        if isinstance(value, str | bytes) and not isinstance(source.parents.get(literal), ast.Expr):
+            found = CHANNEL.search(value if isinstance(value, str) else value.decode("latin-1"))
+            if found:
+                yield _channel(source, literal, f"names {found.group()!r}")
+
+
+def _is_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, int)
+
+
+def _channel(source: Source, node: ast.AST, what: str) -> Hit:
+    return Hit(
+        "reaches-sandbox-channels",
+        line(node),
+        f"{source.snippet(node)} {what}: descriptors, /proc/self and fixbot's mounts "
+        "(/fixbot-out, /fixbot-env, /fixbot-harness) carry the verdict and the environment, "
+        "never the code under test's output",
+    )
+
+
+RUNTIME_RULES: dict[str, Callable[[Source], Iterator[Hit]]] = {
+    "runs-dynamic-code": runs_dynamic_code,
+    "reaches-pytest-internals": reaches_pytest_internals,
+    "hooks-the-interpreter": hooks_the_interpreter,
+    "reaches-sandbox-channels": reaches_sandbox_channels,
+}

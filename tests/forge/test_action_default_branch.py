@@ -1,0 +1,70 @@
+"""A red default branch through the real `fixbot action`: the CLI, git with a bare `origin`, the
+bubblewrap sandbox, PyGithub over HTTP to the fake GitHub, the scripted model. One fix PR
+against the default branch, never a push to it; the failed run's failed step is the run's
+check (the trusted workflow file's `run:` line, as argv), and the piped one is named."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE
+from tests.fake_github import FakeGitHub, FakeJob, make_origin
+from tests.fake_openai import ScriptedOpenAI
+from tests.fakes import GOOD
+from tests.forge.conftest import REPO, TOKEN, World
+from tests.forge.test_action_resume import act
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+
+WORKFLOW = """\
+name: test
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: python -m pytest -q
+      - name: Coverage
+        run: python -m pytest -q | tee coverage.txt
+"""
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    files = {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file()}
+    # The example is broken on main itself: a push to the default branch turned it red.
+    made = make_origin(tmp_path, {**files, ".github/workflows/test.yml": WORKFLOW})
+    with FakeGitHub(made.bare, repository=REPO, token=TOKEN) as fake:
+        yield World(tmp_path, fake, made.bare, made.workspace, made.commits["main"], 0)
+
+
+def test_a_red_default_branch_gets_one_pr_against_it(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    payload = world.failed_run(branch="main")
+    payload["workflow_run"]["pull_requests"] = []  # a push: no pull request to comment on
+    run = payload["workflow_run"]
+    steps = [("Run python -m pytest -q", "failure"), ("Coverage", "failure")]
+    world.fake.add_run(run["id"], run["head_sha"], "main", [FakeJob("test", "failure", steps)])
+    with ScriptedOpenAI([GOOD]) as server:
+        done = act(world, capsys, server, "workflow_run", payload)
+    assert done.code == 0, done.logs
+    assert done.evidence["status"] == "fixed"
+    [pr] = world.fake.fixbot_pulls()
+    assert (pr.base_ref, pr.state) == ("main", "open") and pr.head_ref.startswith("fixbot/fix-")
+    assert world.fake.branch_sha("main") == world.failing_sha  # never pushed to
+    # The failed step is the run's check, from the trusted workflow file; the piped one is named.
+    assert [(c["name"], c["run"], c["kind"]) for c in done.evidence["config"]["checks"]] == [
+        ("tests", "python -m pytest -q", "pytest")
+    ]
+    [not_run] = done.evidence["steps_not_run"]
+    assert (not_run["step"], not_run["command"]) == (
+        "Coverage",
+        "python -m pytest -q | tee coverage.txt",
+    )
+    assert "### CI steps fixbot did not run" in pr.body
