@@ -136,9 +136,10 @@ def _task(
         spec=ask.spec,
     )
     if ask.shape == "whole_file":
-        return render(
+        text = render(
             "task_file.j2", file=ask.file, hint=hint, ci_jobs=jobs, lessons=lessons, **values
         )
+        return text.rstrip() + "\n"
     return render("task.j2", commit=commit, hint=hint, ci_jobs=jobs, lessons=lessons, **values)
 
 
@@ -146,7 +147,9 @@ def _conversation(
     system: Message, task: str, reply: str, note: str, closing: str, ask: Ask, retry: bool
 ) -> list[Message]:
     if not retry:
-        return [system, {"role": "user", "content": f"{task}\n{closing}"}]
+        # The short whole-file ask says what to reply before the file, as a one-shot prompt does.
+        short = ask.shape == "whole_file" and not ask.spec
+        return [system, {"role": "user", "content": task if short else f"{task}\n{closing}"}]
     if not ask.history or not reply:
         fresh = f"{task}\n## The last attempt\n\n{note}\n{closing}"
         return [system, {"role": "user", "content": fresh}]

@@ -187,17 +187,17 @@ def test_the_first_prompt_asks_for_the_small_file_whole_at_temperature_0(tmp_pat
     final, model, _ = run(tmp_path, [whole(FIXED_CALC)])
     assert final["status"] == "fixed" and final["attempts"][0]["shape"] == "whole_file"
     system, task = model.asked[0]
-    assert "the complete corrected file in\n  one ```python block" in system["content"]
+    # The first prompt is the one-shot prompt a user would write: the file has a bug, the
+    # failing test, the reply asked for, then the file whole; no tests' source, no map.
     assert (
-        task["content"]
-        .rstrip()
-        .endswith("Reply with the complete corrected `calc.py` in one ```python block.")
+        system["content"] == "You are an expert Python programmer. You fix bugs in Python code.\n"
     )
-    assert task["content"].startswith("`calc.py` has a bug: the test below fails because of it.")
-    assert "## calc.py (whole file)" in task["content"]
-    # The first prompt is short: the failing tests and the code, no test source, no map.
+    assert task["content"].startswith(
+        "`calc.py` has a bug; the test `tests.test_calc::test_mean` fails. "
+        "Reply with the complete corrected `calc.py` in one ```python block.\n\ncalc.py:\n```python\n"
+    )
+    assert task["content"].endswith(CALC.rstrip("\n") + "\n```\n")
     assert "What the tests check" not in task["content"] and "def test_" not in task["content"]
-    assert "## Repository files" not in task["content"]
     assert model.temperatures == [0.0] and final["attempts"][0]["temperature"] == 0.0
     # The reply reserve fits the file: room for it once and a half, not 2,048 tokens.
     assert model.max_tokens[0] is not None and model.max_tokens[0] < 2048
@@ -309,7 +309,7 @@ def test_a_context_refusal_rebuilds_the_request_for_the_window_it_names_and_goes
         ScriptedModel.counted(asked) + (reserve or 0) <= 1700
         for asked, reserve in zip(model.asked, model.max_tokens, strict=True)
     )
-    assert all(hint in asked[1]["content"] for asked in model.asked)
+    assert all(hint.strip() in asked[1]["content"] for asked in model.asked)
     assert final["status"] == "fixed" and len(model.asked) == 2
 
 
