@@ -1,7 +1,9 @@
-"""What a sandbox costs per check: the same pytest command bare, in bubblewrap, in Docker.
+"""What a sandbox costs per check: the same pytest command bare, with fixbot's plugin and report
+channel but no sandbox, in bubblewrap, in Docker.
 
-A ~1 s pytest suite runs exactly as fixbot runs it (checks.command_argv: JUnit report, no cache,
-plugins not auto-loaded, the allow-listed environment), round after round, the backends
+A ~1 s pytest suite runs exactly as fixbot runs it (checks.command_argv: no cache, plugins not
+auto-loaded, the allow-listed environment; with fixbot's plugin, its per-test timeout and its
+report channel cross-checked, as harness.run_pytest runs it), round after round, the backends
 interleaved so that they share the machine's moods. Medians and their ratios to the bare run
 are printed side by side; the targets are bubblewrap <= 1.2x and Docker <= 2x.
 
@@ -15,14 +17,16 @@ import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from fixbot import proc
 from fixbot.checks import TEST_ENV, command_argv
+from fixbot.checks.channel import Staged
+from fixbot.checks.harness import SandboxLauncher, run_pytest
 from fixbot.errors import SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import BASE_ENV, OUTPUTS, BwrapSandbox, DockerSandbox, Limits, Sandbox
+from fixbot.sandbox import BASE_ENV, BwrapSandbox, DockerSandbox, Limits, RunSpec, Sandbox
 
 TARGETS = {"bwrap": 1.2, "docker": 2.0}
 LIMITS = Limits(timeout_seconds=120, memory_mb=2048)
@@ -37,32 +41,56 @@ def write_suite(root: Path, tests: int, seconds: float) -> None:
     (root / "tests" / "test_suite.py").write_text(f"import time\n\n\n{body}")
 
 
-def bare(workspace: Path, outputs: Path) -> Completed:
-    argv = [a.replace(OUTPUTS, str(outputs)) for a in command_argv("python -m pytest")]
-    argv[0] = sys.executable
-    env = {**BASE_ENV, **TEST_ENV, "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"}
-    return proc.run(argv, cwd=workspace, env=env, timeout=LIMITS.timeout_seconds)
+BARE_ENV = {**BASE_ENV, **TEST_ENV, "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"}
 
 
-def sandboxed(sandbox: Sandbox) -> Callable[[Path, Path], Completed]:
-    def run(workspace: Path, outputs: Path) -> Completed:
-        return sandbox.run(
-            command_argv("python -m pytest"),
-            workspace=workspace,
-            outputs=outputs,
-            readonly=["tests"],
-            limits=LIMITS,
-            env=TEST_ENV,
-        )
+def bare(workspace: Path, outputs: Path) -> float:
+    """pytest as fixbot runs it, without its plugin and without a sandbox: the reference."""
+    argv = [sys.executable, *command_argv("python -m pytest")[1:]]
+    done = proc.run(argv, cwd=workspace, env=BARE_ENV, timeout=LIMITS.timeout_seconds)
+    if done.returncode != 0 or done.timed_out:
+        raise SystemExit(f"bare: the suite failed ({done.returncode}):\n{done.tail(1500)}")
+    return done.seconds
+
+
+class Unsandboxed:
+    """The harness's Launcher with no sandbox: the plugin and the channel's own cost."""
+
+    transport = "fd"
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+
+    def harness_path(self, staged: Staged) -> str:
+        return str(staged.folder)
+
+    def launch(
+        self, argv: Sequence[str], *, env: Mapping[str, str], staged: Staged, fds: Sequence[int]
+    ) -> Completed:
+        argv = [sys.executable, *argv[1:]]
+        return proc.run(
+            argv, cwd=self.workspace, env={**BARE_ENV, **env}, timeout=LIMITS.timeout_seconds,
+            pass_fds=fds,
+        )  # fmt: skip
+
+
+def harnessed(sandbox: Sandbox | None) -> Callable[[Path, Path], float]:
+    def run(workspace: Path, outputs: Path) -> float:
+        spec = RunSpec(workspace, outputs, readonly=["tests"], limits=LIMITS, env=TEST_ENV)
+        launcher = Unsandboxed(workspace) if sandbox is None else SandboxLauncher(sandbox, spec)
+        tested = run_pytest(launcher, command_argv("python -m pytest"))
+        if tested.status != "passed":
+            raise SystemExit(f"the suite did not pass ({tested.status}): {tested.problems}")
+        return sum(done.seconds for done in tested.runs)
 
     return run
 
 
-def backends() -> dict[str, Callable[[Path, Path], Completed]]:
-    found: dict[str, Callable[[Path, Path], Completed]] = {"bare": bare}
+def backends() -> dict[str, Callable[[Path, Path], float]]:
+    found: dict[str, Callable[[Path, Path], float]] = {"bare": bare, "harness": harnessed(None)}
     for name, make in (("bwrap", BwrapSandbox), ("docker", DockerSandbox)):
         try:
-            found[name] = sandboxed(make())
+            found[name] = harnessed(make())
         except SandboxUnavailable as exc:
             print(f"{name}: skipped ({exc})", file=sys.stderr)
     return found
@@ -80,11 +108,11 @@ def main() -> int:
         (root / "outputs").mkdir()
         runners = backends()
         times: dict[str, list[float]] = {name: [] for name in runners}
-        for name, run in runners.items():  # warm caches once, untimed
-            check(name, run(root / "workspace", root / "outputs"))
+        for run in runners.values():  # warm caches once, untimed
+            run(root / "workspace", root / "outputs")
         for _ in range(args.rounds):
             for name, run in runners.items():
-                times[name].append(check(name, run(root / "workspace", root / "outputs")))
+                times[name].append(run(root / "workspace", root / "outputs"))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     report(times, args.rounds)
@@ -95,12 +123,6 @@ def main() -> int:
         if name in times and statistics.median(times[name]) / base > target
     ]
     return 1 if missed else 0
-
-
-def check(name: str, result: Completed) -> float:
-    if result.returncode != 0 or result.timed_out:
-        raise SystemExit(f"{name}: the suite failed ({result.returncode}):\n{result.tail(1500)}")
-    return result.seconds
 
 
 def report(times: dict[str, list[float]], rounds: int) -> None:

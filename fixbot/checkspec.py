@@ -8,6 +8,8 @@ anything (the sandbox above all: the publish path must not load it, and config s
                         else command; raises ValueError for a command that rewrites files
     resolve_checks      the parsed `checks:` items -> CheckSpecs (kinds inferred, names unique)
     legacy_checks       `test_command` + `gates` as CheckSpecs that keep their meaning
+    tool_arguments      the words a ruff or mypy command passes to the tool itself
+    is_ruff             a check that runs ruff (its kind, or a legacy test command that is ruff)
 """
 
 from __future__ import annotations
@@ -81,6 +83,37 @@ def kind_of(argv: Sequence[str]) -> CheckKind:
         return "command"
     name, args = module
     return _ruff(args) if name == "ruff" else _MODULE_KINDS.get(name, "command")
+
+
+def tool_arguments(argv: Sequence[str]) -> list[str]:
+    """The words after the tool in a ruff or mypy command line (`python -m ruff check src` ->
+    `check src`, `uv run mypy --strict .` -> `--strict .`, `dmypy run -- src` -> `src`): fixbot
+    runs the tool itself, from its own environment, with these. [] when it is neither."""
+    words = unwrapped(argv)
+    if not words:
+        return []
+    program = PurePosixPath(words[0]).name
+    rest = words[1:]
+    if program in ("ruff", "mypy"):
+        return rest
+    if program == "dmypy" and rest[:1] == ["run"]:
+        after = rest[1:]
+        return after[after.index("--") + 1 :] if "--" in after else after
+    module = _module_option(rest) if PYTHON.fullmatch(program) else None
+    if module is not None and module[0] in ("ruff", "mypy"):
+        return module[1]
+    return []
+
+
+def is_ruff(spec: CheckSpec) -> bool:
+    """A check that runs ruff: its kind, or a legacy test command (kind `command`) that is
+    `ruff check` or `ruff format --check`. ruff's own fixes apply to it."""
+    if spec.kind in ("ruff", "ruff-format"):
+        return True
+    try:
+        return kind_of(spec.argv) in ("ruff", "ruff-format")
+    except ValueError:
+        return False
 
 
 def unwrapped(argv: Sequence[str]) -> list[str]:
@@ -158,6 +191,15 @@ def _spec(index: int, item: Mapping[str, Any]) -> CheckSpec:
     except ValueError as exc:  # whatever kind it is called, a check may not rewrite the tree
         raise InvalidCheck(index, "run", str(exc)) from None
     kind: CheckKind = item.get("kind", inferred)
+    if kind not in ("command", inferred):
+        # fixbot runs pytest, unittest, ruff and mypy itself, from the command's own words.
+        raise InvalidCheck(
+            index,
+            "kind",
+            f"`{item['run']}` is not a {kind} command (it reads as {inferred}): fixbot runs "
+            f"{kind} itself from the command's own arguments; give it kind: command, or run "
+            f"{kind} directly",
+        )
     if "test_timeout_seconds" in item and kind != "pytest":
         where = "is" if "kind" in item else "is inferred as"
         raise InvalidCheck(
@@ -171,10 +213,13 @@ def _spec(index: int, item: Mapping[str, Any]) -> CheckSpec:
     )
 
 
-def legacy_checks(test_command: str, *, lint: bool, types: bool) -> tuple[CheckSpec, ...]:
+def legacy_checks(
+    test_command: str, *, lint: bool, types: bool, test_timeout: int = DEFAULT_TEST_TIMEOUT
+) -> tuple[CheckSpec, ...]:
     """A config without `checks:`, as checks that mean what it means: the enabled gates first
     (ruff, mypy over the whole tree; "no new findings" gates, never checks that must pass),
-    then the test command (per test when it is pytest, else by its exit code, as today)."""
+    then the test command (per test when it is pytest, else by its exit code, as today), its
+    tests each under the per-test timeout."""
     specs = []
     if lint:
         specs.append(CheckSpec("lint", LEGACY_LINT, "ruff", gate=True))
@@ -184,5 +229,6 @@ def legacy_checks(test_command: str, *, lint: bool, types: bool) -> tuple[CheckS
         pytest = kind_of(shlex.split(test_command)) == "pytest"
     except ValueError:  # `ruff format` as a test command: today it runs as a command
         pytest = False
-    specs.append(CheckSpec("tests", test_command, "pytest" if pytest else "command"))
+    kind: CheckKind = "pytest" if pytest else "command"
+    specs.append(CheckSpec("tests", test_command, kind, test_timeout_seconds=test_timeout))
     return tuple(specs)

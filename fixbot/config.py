@@ -77,9 +77,13 @@ class Price:
 
 @dataclass(frozen=True)
 class Verification:
+    # The first baseline run runs everything; each further one reproduces the failing checks
+    # and tests. A fix's first verification run is the attempt's own full run on a clean copy;
+    # each further one re-runs the originally failing checks and tests (README: "Failing first").
     baseline_runs: int = _bounded(2, minimum=1, maximum=5)  # reproduce before any model call
     final_runs: int = _bounded(2, minimum=1, maximum=5)  # clean-copy passes before finalize
     minimize: bool = True  # drop hunks that are not needed for the pass
+    full_reruns: bool = False  # the further baseline and final runs run everything
 
 
 @dataclass(frozen=True)

@@ -24,28 +24,53 @@ class CaseResult(TypedDict):
     outcome: TestOutcome
     message: str  # the assertion or error message, capped
     detail: str  # head and tail of the traceback, capped
+    # pytest's own id (tests/test_x.py::TestA::test_b[1]), exact and accepted back by pytest;
+    # results are keyed by the JUnit-style id (tests.test_x.TestA::test_b[1]) for now
+    nodeid: NotRequired[str]
 
 
 class Finding(TypedDict):
-    tool: str  # "ruff" | "mypy"
+    tool: str  # "ruff" | "ruff-format" | "mypy"
     path: str
     line: int
     code: str
     message: str
+    check: NotRequired[str]  # the check that found it; absent in older records (a gate's)
 
 
 CheckStatus = Literal[
     "passed",
     "tests_failed",
     "no_tests_collected",
-    "no_report",  # pytest wrote no readable report (it crashed, or was made to exit early)
+    "no_report",  # pytest never finished its report (it crashed, or fixbot's plugin never loaded)
     "timeout",
     "memory_exceeded",
-    "output_exceeded",
+    "output_exceeded",  # no longer produced (output past the cap is dropped); older records
     "infra_error",  # the test command is missing: the environment, not the code
+    "tampered",  # the report disagreed with pytest's own tallies, exit status or canaries
+    "failed",  # one check (not a test run) ran and failed: findings, or a non-zero exit
+    "error",  # one check could not run or be read: its tool missing, its output unreadable
 ]
-# The statuses under which per-test outcomes can be trusted and compared.
-COMPLETED: frozenset[str] = frozenset({"passed", "tests_failed"})
+# The statuses under which per-test outcomes can be trusted and compared. A whole result is
+# `tests_failed` when any of its checks failed (whatever its kind), `passed` when none did.
+COMPLETED: frozenset[str] = frozenset({"passed", "tests_failed", "failed"})
+
+
+class CheckRun(TypedDict):
+    """One check of a run, as the report shows it: its tests and findings are in the result's
+    `tests` and `findings` (a check that is not a test run is one entry in `tests`, see
+    checks/suite.py), so the pass definition reads every check the same way."""
+
+    name: str
+    kind: str  # checkspec.CheckKind
+    gate: bool  # the legacy "no new findings" gate: its findings never make the build red
+    status: CheckStatus
+    exit_code: int
+    seconds: float
+    summary: str  # one line: "2 findings", "1 of 40 tests failed", why it could not run
+    command: str  # what fixbot ran
+    failing: NotRequired[list[str]]  # a test run's: its failing tests (quarantined ones too)
+    selected: NotRequired[int]  # failing first: the tests it was restricted to, by node id
 
 
 class CheckResult(TypedDict):
@@ -57,6 +82,13 @@ class CheckResult(TypedDict):
     log_tail: str
     commands: list[str]
     log_ref: NotRequired[str]  # where the full result is on disk, once slimmed for the state
+    tampering: NotRequired[list[str]]  # why the run is `tampered`: each disagreement, named
+    running: NotRequired[str]  # the test in progress when the whole command timed out
+    hung: NotRequired[list[str]]  # tests that would not stop: failed, the suite rerun without
+    canaries: NotRequired[dict[str, str]]  # fixbot's own checks: role -> reported outcome
+    # Absent in records older than `checks:`: they are one test run plus the gates' findings.
+    checks: NotRequired[list[CheckRun]]  # every check that ran, in the order they ran
+    partial: NotRequired[bool]  # failing first: only the baseline's failing checks and tests ran
 
 
 def failing_tests(result: CheckResult) -> list[str]:
@@ -65,22 +97,39 @@ def failing_tests(result: CheckResult) -> list[str]:
 
 def slim(result: CheckResult, log_ref: str) -> CheckResult:
     """The result as an older attempt keeps it in the state: every failing test with its
-    message (what stuck detection compares), no traceback, no passing test, no log tail; the
-    full result is on disk at log_ref. Checkpoints then grow by a bounded amount per attempt."""
-    return CheckResult(
+    message (what stuck detection compares) and node id, no traceback, no passing test, no log
+    tail; why a run was tampered with, hung or timed out stays. The full result is on disk at
+    log_ref. Checkpoints then grow by a bounded amount per attempt."""
+    slimmed = CheckResult(
         status=result["status"],
         exit_code=result["exit_code"],
         seconds=result["seconds"],
-        tests={
-            t: CaseResult(outcome=r["outcome"], message=r["message"], detail="")
-            for t, r in result["tests"].items()
-            if r["outcome"] != "passed"
-        },
+        tests={t: _slim_case(r) for t, r in result["tests"].items() if r["outcome"] != "passed"},
         findings=result["findings"][:FINDINGS_KEPT],
         log_tail="",
         commands=result["commands"],
         log_ref=log_ref,
     )
+    if "tampering" in result:
+        slimmed["tampering"] = result["tampering"]
+    if "running" in result:
+        slimmed["running"] = result["running"]
+    if "hung" in result:
+        slimmed["hung"] = result["hung"]
+    if "canaries" in result:
+        slimmed["canaries"] = result["canaries"]
+    if "checks" in result:
+        slimmed["checks"] = result["checks"]
+    if result.get("partial"):
+        slimmed["partial"] = True
+    return slimmed
+
+
+def _slim_case(result: CaseResult) -> CaseResult:
+    case = CaseResult(outcome=result["outcome"], message=result["message"], detail="")
+    if "nodeid" in result:
+        case["nodeid"] = result["nodeid"]
+    return case
 
 
 # --- one attempt ---------------------------------------------------------------------------

@@ -8,11 +8,14 @@ these doubles are for the fast in-process layer (tests/loop/) and for wrapping a
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
+from typing import Any
 
 from fixbot.llm import ContextExceeded, DeadlinePassed, Reply
 from fixbot.proc import Completed
@@ -123,10 +126,15 @@ class DelegatingSandbox:
     def __init__(self, inner: Sandbox) -> None:
         self.inner = inner
         self.name = inner.name
+        self.host_toolchain = inner.host_toolchain
 
     @property
     def layered(self) -> bool:
         return self.inner.layered
+
+    @property
+    def passes_fds(self) -> bool:
+        return self.inner.passes_fds
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         return self.inner.run(argv, spec)
@@ -151,32 +159,68 @@ class DelegatingSandbox:
 Outcomes = Callable[[Path], Mapping[str, str]]
 
 
+Findings = Callable[[Path], Sequence[tuple[str, int, str, str]]]  # (path, line, code, message)
+
+
+def _none(tree: Path) -> list[tuple[str, int, str, str]]:
+    return []
+
+
 class PlayedSandbox:
     """A Sandbox that runs nothing: the test command's per-test outcomes are what `outcomes`
-    says of the workspace it was given (written as pytest's JUnit report, where fixbot reads
-    them); the gates find nothing; any other command prints that the network is refused.
-    Fast and deterministic, for driving the loop in-process."""
+    says of the workspace it was given (JUnit-style ids of module-level tests, as fixbot keys
+    its results; a run narrowed to node ids reports those only), written on the report channel
+    as fixbot's pytest plugin writes them, with the canaries, tallies and summary line a real
+    run has; ruff and mypy find what `lint` and `types` say of it (nothing by default); any
+    other command prints that the network is refused. Fast and deterministic, for driving the
+    loop in-process. `forges(tree)`: this workspace's code also writes a line of its own on the
+    channel, as a candidate that lies to the report would (the run is then `tampered`)."""
 
     name = "played"
     layered = False
+    passes_fds = True
+    host_toolchain = True
 
-    def __init__(self, outcomes: Outcomes) -> None:
+    def __init__(
+        self,
+        outcomes: Outcomes,
+        lint: Findings = _none,
+        types: Findings = _none,
+        forges: Callable[[Path], bool] | None = None,
+    ) -> None:
         self.outcomes = outcomes
+        self.lint = lint
+        self.types = types
+        self.forges = forges
         self.runs: list[tuple[str, ...]] = []
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         self.runs.append(tuple(argv))
         if "pytest" in argv:
-            found = self.outcomes(spec.workspace)
-            junit = _junit(found, _digest(spec.workspace))
-            (spec.outputs / "junit.xml").write_text(junit, encoding="utf-8")
-            failed = any(outcome != "passed" for outcome in found.values())
-            return Completed(tuple(argv), int(failed), "played", 0.01, False, 6)
+            found = dict(self.outcomes(spec.workspace))
+            selected = [word for word in argv if "::" in word]
+            if selected:
+                found = {t: o for t, o in found.items() if _node_id(t) in selected}
+            forged = self.forges is not None and self.forges(spec.workspace)
+            output = play_channel(found, _digest(spec.workspace), spec, forged=forged)
+            return Completed(tuple(argv), 1, output, 0.01, False, len(output))
         if "ruff" in argv:
-            return Completed(tuple(argv), 0, "[]", 0.01, False, 2)
+            return self._ruff(argv, spec)
         if "mypy" in argv:
-            return Completed(tuple(argv), 0, "", 0.01, False, 0)
+            lines = [f"{p}:{n}: error: {m}  [{c}]" for p, n, c, m in self.types(spec.workspace)]
+            return Completed(tuple(argv), int(bool(lines)), "\n".join(lines), 0.01, False, 1)
         return Completed(tuple(argv), 0, "1.1.1.1:80 refused: played", 0.01, False, 26)
+
+    def _ruff(self, argv: Sequence[str], spec: RunSpec) -> Completed:
+        found = self.lint(spec.workspace)
+        report = [w.split("=", 1)[1] for w in argv if w.startswith("--output-file=")]
+        if report:
+            items = [
+                {"filename": p, "location": {"row": n}, "code": c, "message": m}
+                for p, n, c, m in found
+            ]
+            (spec.outputs / Path(report[0]).name).write_text(json.dumps(items))
+        return Completed(tuple(argv), int(bool(found)), "", 0.01, False, 0)
 
     def prepare(
         self,
@@ -195,6 +239,12 @@ class PlayedSandbox:
         pass
 
 
+def _node_id(test: str) -> str:
+    """pytest's node id for a played test id (`tests.test_calc::test_mean`)."""
+    classname, _, name = test.rpartition("::")
+    return f"{classname.replace('.', '/')}.py::{name}"
+
+
 def _digest(tree: Path) -> str:
     """What the code in the tree is, in eight hex digits: a failure's message names it, so that
     different code fails with a different message (as a real assertion would)."""
@@ -202,13 +252,48 @@ def _digest(tree: Path) -> str:
     return hashlib.sha256(repr(code).encode()).hexdigest()[:8]
 
 
-def _junit(outcomes: Mapping[str, str], code: str) -> str:
-    cases = []
-    for test, outcome in outcomes.items():
-        classname, _, name = test.rpartition("::")
-        message = quoteattr(f"{outcome} on code {code}")
-        inner = "" if outcome == "passed" else f"<failure message={message}>{outcome}</failure>"
-        cases.append(
-            f"<testcase classname={quoteattr(classname)} name={quoteattr(name)}>{inner}</testcase>"
-        )
-    return f'<testsuites><testsuite name="pytest">{"".join(cases)}</testsuite></testsuites>'
+def play_channel(
+    outcomes: Mapping[str, str], code: str, spec: RunSpec, *, forged: bool = False
+) -> str:
+    """Write a whole, self-consistent pytest run on the channel the harness passed in `spec`
+    (what fixbot's plugin would say for these outcomes), and return the terminal's output;
+    `forged`: with one more line that fixbot's plugin did not write."""
+    env = dict(spec.env or {})
+    run, address = env["FIXBOT_HARNESS_RUN"], env["FIXBOT_HARNESS_CHANNEL"]
+    assert address == f"fd:{spec.fds[0]}", address
+    canaries = {f"fixbot_canary_{run}::{r}": r for r in ("integrity", "must_pass", "must_fail")}
+    played = {_node_id(t): o for t, o in outcomes.items()}
+    played.update({t: "failed" if r == "must_fail" else "passed" for t, r in canaries.items()})
+    lines: list[dict[str, Any]] = [
+        {"k": "hello", "terminal": True, "verbosity": 0},
+        {"k": "collected", "ids": list(played)},
+        {"k": "collection", "count": len(played)},
+    ]
+    tally: Counter[str] = Counter()
+    for nodeid, outcome in played.items():
+        message = "" if outcome == "passed" else f"{outcome} on code {code}"
+        if canaries.get(nodeid) == "must_fail":
+            message = f"fixbot canary {run}: this check fails on purpose"
+        tally[outcome] += 1
+        lines.append({"k": "start", "nodeid": nodeid})
+        lines.append(
+            {"k": "result", "nodeid": nodeid, "outcome": outcome, "message": message,
+             "detail": "", "categories": [outcome], "timeout": False}
+        )  # fmt: skip
+    failing = tally["failed"] + tally["error"]
+    lines.append({"k": "integrity", "problems": []})
+    lines.append(
+        {"k": "finish", "exitstatus": 1, "stats": dict(tally), "testsfailed": failing,
+         "testscollected": len(played), "shouldstop": False, "shouldfail": False}
+    )  # fmt: skip
+    data = b"".join(
+        json.dumps({**line, "run": run, "seq": seq}).encode() + b"\n"
+        for seq, line in enumerate(lines)
+    )
+    if forged:
+        data += b'{"k":"result","nodeid":"forged","outcome":"passed"}\n'
+
+    while data:
+        data = data[os.write(spec.fds[0], data) :]
+    summary = ", ".join(f"{tally[k]} {k}" for k in ("failed", "error", "passed") if tally[k])
+    return f"played\n{summary} in 0.01s\n"

@@ -71,6 +71,11 @@ def fixbot_imports(path: Path) -> list[tuple[str, int]]:
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 
+# The one module under fixbot/ that imports nothing of fixbot: package data, copied into each
+# check's sandbox and loaded there by the repository's own pytest (`-p fixbot_harness_<hex>`),
+# never imported by fixbot itself.
+STAGED_PLUGIN = PACKAGE / "checks" / "pytest_plugin.py"
+
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_imports_run_one_way_down_the_layers(path: Path) -> None:
@@ -95,6 +100,23 @@ def test_packages_are_used_through_their_faces(path: Path) -> None:
             continue
         face = PACKAGE.joinpath(*names[1:])
         assert face.is_dir(), f"{path.relative_to(PACKAGE)}:{line} reaches into {module}"
+
+
+def test_the_staged_pytest_plugin_imports_only_the_stdlib_and_pytest() -> None:
+    allowed = set(sys.stdlib_module_names) | {"__future__", "pytest", "_pytest", "pluggy"}
+    assert fixbot_imports(STAGED_PLUGIN) == []
+    assert imports(STAGED_PLUGIN) <= allowed, imports(STAGED_PLUGIN) - allowed
+
+
+def test_nothing_in_fixbot_imports_the_staged_plugin() -> None:
+    """fixbot copies the file (channel.PLUGIN_SOURCE); importing it would run its hooks' setup
+    (the channel, the snapshot of pytest) in fixbot's own process."""
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names]
+                names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                assert not any(n.split(".")[-1] == "pytest_plugin" for n in names), path
 
 
 def test_every_part_of_the_package_has_a_layer() -> None:

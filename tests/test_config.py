@@ -439,6 +439,8 @@ LOADER_ONLY = [
     ("checks:\n  - {name: fmt, run: ruff format ., kind: command}\n", "checks[0].run",
      "rewrites"),
     ("checks:\n  - {name: fix, run: ruff check --fix .}\n", "checks[0].run", "without --fix"),
+    ("checks:\n  - {name: l, run: make lint, kind: ruff}\n", "checks[0].kind",
+     "give it kind: command"),
     ("checks:\n  - {name: l, run: ruff check ., test_timeout_seconds: 5}\n",
      "checks[0].test_timeout_seconds", "inferred as ruff"),
     ("checks:\n  - {name: t, run: 'pytest -k \"a'}\n", "checks[0].run", "No closing quotation"),

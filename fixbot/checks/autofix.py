@@ -1,5 +1,9 @@
-"""Zero-token fixes: when the only failures are ruff's (lint or format), ruff's own safe fixes
-and formatting are tried before any model call.
+"""Zero-token fixes: when a failing check is a ruff check (lint or format; a legacy test command
+that is ruff too), ruff's own safe fixes and formatting are tried before any model call.
+
+Only the failing ruff checks are fixed, each with its own arguments and the root configuration
+(tools.py: fixbot's own ruff, `python -I`), so a repository whose format check is green is
+never reformatted.
 
 They run in the sandbox like any check, over a throwaway copy of the snapshot (in a capped
 scratch folder, as an attempt's) with the protected files read-only, and any change to one is
@@ -10,45 +14,40 @@ the first attempt (number 0).
 
 from __future__ import annotations
 
-import shlex
-from pathlib import Path
+from collections.abc import Sequence
 
+from fixbot.checks.part import entry_id
+from fixbot.checks.tools import interpreter, tool_argv
+from fixbot.checks.trial import reader
+from fixbot.checkspec import CheckSpec, is_ruff
 from fixbot.edits import FileChange, render_diff
 from fixbot.records import CheckResult, failing_tests
 from fixbot.sandbox import Limits, RunSpec, Sandbox, attempt_scratch
 from fixbot.snapshot import Snapshot, fresh_copy, read_inside, repo_files, tree_bytes
 
-RUFF_FIX = ["python", "-m", "ruff", "check", "--fix", "--exit-zero", "--no-cache", "."]
-RUFF_FORMAT = ["python", "-m", "ruff", "format", "--no-cache", "."]
 MODEL = "ruff --fix + ruff format (no model)"
 
 
-def ruff_only(baseline: CheckResult) -> bool:
-    """Every failing test is a ruff command (the test command is `ruff check` or
-    `ruff format --check`): nothing a model is needed for, if ruff can fix it."""
-    failing = failing_tests(baseline)
-    return bool(failing) and all(_is_ruff(test) for test in failing)
+def ruff_failing(baseline: CheckResult, checks: Sequence[CheckSpec]) -> list[CheckSpec]:
+    """The ruff checks that failed at baseline (never a gate: its findings never fail), lint
+    checks before format checks, as ruff's fixes come before its formatter."""
+    failing = set(failing_tests(baseline))
+    found = [c for c in checks if not c.gate and is_ruff(c) and entry_id(c) in failing]
+    return sorted(found, key=lambda c: "format" in c.argv)
 
 
-def _is_ruff(test_id: str) -> bool:
-    if not test_id.startswith("command: "):
-        return False
-    try:
-        argv = shlex.split(test_id.removeprefix("command: "))
-    except ValueError:
-        return False
-    names = [Path(word).name for word in argv]
-    return "ruff" in names and ("check" in argv or "format" in argv)
-
-
-def ruff_diff(sandbox: Sandbox, snapshot: Snapshot, limits: Limits) -> str:
-    """The canonical diff ruff's safe fixes and its formatter make to the snapshot, protected
-    files left out; "" when they change nothing."""
+def ruff_diff(
+    sandbox: Sandbox, snapshot: Snapshot, limits: Limits, checks: Sequence[CheckSpec]
+) -> str:
+    """The canonical diff ruff's safe fixes and its formatter make to the snapshot for these
+    checks, protected files left out; "" when they change nothing."""
     with attempt_scratch(limits.disk_mb, extra_bytes=tree_bytes(snapshot)) as capped:
         scratch = capped.path
         workspace = fresh_copy(snapshot, scratch / "repo")
         (scratch / "out").mkdir()
-        for argv in (RUFF_FIX, RUFF_FORMAT):
+        python = interpreter(sandbox.host_toolchain)
+        read = reader(snapshot.tree)
+        for argv in (tool_argv(c, python=python, read=read, fix=True) for c in checks):
             spec = RunSpec(
                 workspace, scratch / "out", readonly=list(snapshot.protected), limits=limits
             )

@@ -22,24 +22,72 @@ _PROBE = (
 )
 
 
-def require_completed(result: CheckResult, test_command: str) -> CheckResult:
-    """A baseline that did not run properly is the environment's problem, never a model's."""
+def require_completed(result: CheckResult) -> CheckResult:
+    """A baseline that did not run properly is the environment's problem, never a model's: a
+    check whose command or tool is missing, whose output cannot be read, that collected no
+    tests or did not complete. Each is named, with what it said."""
+    if result["status"] in COMPLETED:
+        return result
+    runs = [run for run in result.get("checks", []) if run["status"] not in COMPLETED]
+    if not runs:  # a record from before per-check results: the one test command
+        return _legacy(result)
+    tail = result["log_tail"][-800:]
+    run = runs[0]
+    name, status = run["name"], run["status"]
+    if status == "infra_error":
+        message = f"the command of the check {name} was not found in the sandbox: {run['command']}"
+    elif status == "no_tests_collected":
+        message = (
+            f"the baseline collected no tests: check the command of {name} in .fixbot.yml "
+            f"(exit code {run['exit_code']})"
+        )
+    elif status == "error":
+        message = f"the check {name} could not run at baseline: {run['summary']}"
+    elif status == "tampered":
+        message = _tampered(name, result)
+    elif status == "timeout" and result.get("running"):
+        message = (
+            f"the baseline's check {name} did not complete (timeout while {result['running']} "
+            "was running); last output:"
+        )
+    else:
+        message = f"the baseline's check {name} did not complete ({status}); last output:"
+    others = [f"the check {r['name']} too: {r['status']}: {r['summary']}" for r in runs[1:]]
+    raise EnvironmentProblem("\n".join([message, *others, tail]).rstrip())
+
+
+def _legacy(result: CheckResult) -> CheckResult:
     tail = result["log_tail"][-800:]
     status = result["status"]
     if status == "infra_error":
-        raise EnvironmentProblem(
-            f"the test command was not found in the sandbox: {test_command}\n{tail}"
-        )
+        raise EnvironmentProblem(f"the test command was not found in the sandbox\n{tail}")
     if status == "no_tests_collected":
         raise EnvironmentProblem(
             "the baseline collected no tests: check test_command in .fixbot.yml "
             f"(exit code {result['exit_code']})\n{tail}"
+        )
+    if status == "tampered":
+        raise EnvironmentProblem(_tampered("tests", result))
+    if status == "timeout" and result.get("running"):
+        raise EnvironmentProblem(
+            f"the baseline test run did not complete (timeout while {result['running']} was "
+            f"running); last output:\n{tail}"
         )
     if status not in COMPLETED:
         raise EnvironmentProblem(
             f"the baseline test run did not complete ({status}); last output:\n{tail}"
         )
     return result
+
+
+def _tampered(name: str, result: CheckResult) -> str:
+    """The untouched commit's own code, conftest or plugins disagree with what pytest itself
+    counted: no model can fix that, and no verdict can be trusted."""
+    reasons = "\n".join(f"- {reason}" for reason in result.get("tampering", [])[:10])
+    return (
+        f"the baseline test run's report was inconsistent with pytest's own (the check {name}, "
+        f"on the untouched commit: the repository's own code or plugins do this):\n{reasons}"
+    )
 
 
 def network_probe(sandbox: Sandbox) -> str:

@@ -1,20 +1,24 @@
-"""The test, lint and type gates, run in the sandbox, and their parsed per-item results.
+"""The checks read per test or by exit status: pytest (the one pytest path) and a plain command.
 
 Results are plain JSON-shaped dicts (they live in checkpointed graph state). fixbot pins the
-pytest invocation: its own report path outside the workspace, the cache off, and reads
-per-test outcomes from the JUnit report, never from the exit code.
+pytest invocation (the cache off, its own plugin loaded) and reads per-test outcomes from the
+report channel (harness.py), never from the exit code or a file the tests could write. A command
+(`python -m build`, `mkdocs build`, a legacy test command that is not pytest) is one test,
+passed when it exits 0.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import shlex
-import shutil
-import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
-from fixbot.checks.junit import parse_junit
+from fixbot.checks.harness import Launcher, TestRun, out_of_memory, run_pytest
+from fixbot.checks.harness import junit_id as test_id
+from fixbot.checks.part import Part, entry_id
+from fixbot.checks.selection import narrowed
+from fixbot.checkspec import CheckSpec
 from fixbot.proc import Completed
 from fixbot.records import (
     COMPLETED,
@@ -24,31 +28,19 @@ from fixbot.records import (
     MESSAGE_CAP,
     CaseResult,
     CheckResult,
+    CheckRun,
     CheckStatus,
-    Finding,
     TestOutcome,
 )
-from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
+from fixbot.sandbox import Limits
 
-_PYTEST_OPTIONS = (
-    "-p",
-    "no:cacheprovider",
-    f"--junitxml={OUTPUTS}/junit.xml",
-    "-o",
-    "junit_family=xunit2",
-    "-o",
-    "junit_logging=no",
-    "--color=no",
-    "-q",
-)
+_PYTEST_OPTIONS = ("-p", "no:cacheprovider", "--color=no", "-q")
+TAMPERING_KEPT = 20  # named disagreements kept in a result, each capped
 
 
 # Plugins come from the repository's own (protected) configuration, never from whatever happens
 # to be installed: `-p NAME` in its pytest config or `pytest_plugins` in its conftest.py.
 TEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-
-_OOM_MARK = "[fixbot: memory limit exceeded]"
 
 
 class BadTestCommand(Exception):
@@ -63,7 +55,7 @@ def command_argv(test_command: str) -> list[str]:
     if not argv:
         raise BadTestCommand("test_command is empty")
     if is_pytest(argv):
-        argv = [*argv, *_PYTEST_OPTIONS]
+        argv = pinned(argv)
     return argv
 
 
@@ -72,164 +64,143 @@ def is_pytest(argv: list[str]) -> bool:
     return first in {"pytest", "py.test"} or argv[1:3] == ["-m", "pytest"]
 
 
-def run_checks(
-    sandbox: Sandbox,
-    workspace: Path,
+def pinned(argv: Sequence[str]) -> list[str]:
+    """A pytest command with fixbot's own options (whatever runs it: uv, coverage, python)."""
+    return [*argv, *_PYTEST_OPTIONS]
+
+
+class Contained(Protocol):
+    """One command run in the sandbox over the check's workspace, with this environment added
+    (and a larger output cap, for a tool whose every line counts)."""
+
+    def __call__(
+        self, argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
+    ) -> Completed: ...
+
+
+# What a pytest run adds to the whole run's result: why it was tampered with, the test a
+# timeout caught running, the tests that hung, the canaries' outcomes (see records.CheckResult).
+HARNESS_KEYS = ("tampering", "running", "hung", "canaries")
+
+
+def pytest_part(
+    spec: CheckSpec,
+    launcher: Launcher,
+    only: Sequence[str] = (),
     *,
-    lower: Path | None = None,
-    prepared: Path | None = None,
-    test_command: str,
-    lint: bool,
-    types: bool,
-    readonly: list[str],
-    limits: Limits,
     scratch: Path | None = None,
-) -> CheckResult:
-    """Run the enabled gates, then the tests, over one workspace; every run a fresh sandbox.
-
-    The gates go first: ruff and mypy never run the repository's code, the tests do, and
-    nothing the tests leave in the workspace (a `mypy.py` written at run time) can then stand
-    in for a gate. The outputs folder is made in `scratch` (the attempt's capped folder)."""
-    outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
-    try:
-
-        def contained(argv: list[str], env: dict[str, str] | None = None) -> Completed:
-            spec = RunSpec(workspace, outputs, lower, prepared, readonly, limits, env)
-            return sandbox.run(argv, spec)
-
-        findings: list[Finding] = []
-        commands: list[str] = []
-        if lint:
-            findings += parse_ruff(contained(_RUFF).output)
-            commands.append(shlex.join(_RUFF))
-        if types:
-            findings += parse_mypy(contained(_MYPY).output)
-            commands.append(shlex.join(_MYPY))
-        argv = command_argv(test_command)
-        run = contained(argv, dict(TEST_ENV))
-        result = _test_result(argv, run, outputs / "junit.xml", limits.output_bytes)
-        result["findings"] += findings
-        result["commands"] += commands
-        return result
-    finally:
-        shutil.rmtree(outputs, ignore_errors=True)
+    options: Sequence[str] = (),
+) -> Part:
+    """The one pytest path: the check's command with fixbot's options pinned (`only`: its
+    positional arguments replaced by these node ids, failing first; `options`: appended, e.g.
+    the prepared environment's plugins), run with fixbot's plugin over the report channel, each
+    test under the check's per-test timeout."""
+    argv = [*pinned(narrowed(spec.argv, only) if only else spec.argv), *options]
+    tested = run_pytest(launcher, argv, test_timeout=spec.test_timeout_seconds, scratch=scratch)
+    result = pytest_result(argv, tested)
+    tests = result["tests"]
+    failing = sorted(t for t, r in tests.items() if r["outcome"] in FAILING)
+    if result["status"] not in COMPLETED:
+        why = f"did not complete ({result['status']}, exit code {result['exit_code']})"
+    elif failing:
+        why = f"{len(failing)} of {len(tests)} tests failed"
+    else:
+        why = f"{len(tests)} tests passed"
+    run = _record(spec, result["status"], result, why, shlex.join(argv))
+    run["failing"] = failing
+    if only:
+        run["selected"] = len(only)
+    harness = {key: value for key, value in result.items() if key in HARNESS_KEYS}
+    return Part(run, tests, [], result["log_tail"], whole=not only, harness=harness)
 
 
-_RUFF = ["python", "-m", "ruff", "check", "--output-format=json", "--no-cache", "--exit-zero", "."]
-_MYPY = [
-    "python",
-    "-m",
-    "mypy",
-    "--no-incremental",
-    "--cache-dir=/dev/null",
-    "--show-error-codes",
-    "--no-color-output",
-    "--no-error-summary",
-    "--hide-error-context",
-    "--no-pretty",
-    ".",
-]
+def pytest_result(argv: list[str], run: TestRun) -> CheckResult:
+    """A pytest run as fixbot records it: results keyed by JUnit-style id (each keeping its
+    node id), the named disagreements of a tampered run, the test a timeout caught running,
+    the tests that hung, the canaries' outcomes. Output past the cap was dropped, head and tail
+    kept; it never discards the report, which came over the channel."""
+    last = run.runs[-1]
+    tests: dict[str, CaseResult] = {}
+    for nodeid, case in run.tests.items():
+        key = test_id(nodeid)
+        if key not in tests or tests[key]["outcome"] not in FAILING:  # a clash keeps the failure
+            tests[key] = case
+    result = CheckResult(
+        status=run.status,
+        exit_code=last.returncode,
+        seconds=round(sum(r.seconds for r in run.runs), 3),
+        tests=tests if run.status in COMPLETED else {},
+        findings=[],
+        log_tail=last.tail(LOG_CAP),
+        commands=[shlex.join(argv)],
+        canaries=run.canaries,
+    )
+    if run.status == "tampered":
+        result["tampering"] = [p[:MESSAGE_CAP] for p in run.problems[:TAMPERING_KEPT]]
+    elif run.problems and run.status not in COMPLETED:
+        said = "".join(f"fixbot: {problem[:MESSAGE_CAP]}\n" for problem in run.problems[:3])
+        result["log_tail"] = said + result["log_tail"][len(said) :]
+    if run.running:
+        result["running"] = run.running
+    if run.hung:
+        result["hung"] = run.hung
+    return result
 
 
-def _test_result(argv: list[str], run: Completed, report: Path, output_cap: int) -> CheckResult:
-    tests: dict[str, CaseResult] | None = {}
-    if is_pytest(argv):
-        tests = parse_junit(report)
-    elif not run.timed_out:
-        # Not pytest: the whole command is the one test we can see.
+def command_part(spec: CheckSpec, contained: Contained, limits: Limits) -> Part:
+    """A plain command: the whole command is one test, judged by its exit status (output past
+    the cap was dropped, head and tail kept: never a reason to discard the verdict)."""
+    argv = list(spec.argv)
+    result = command_result(argv, contained(argv, dict(TEST_ENV)))
+    entry = entry_id(spec)
+    tests = {entry: result["tests"][f"command: {shlex.join(argv)}"]} if result["tests"] else {}
+    status: CheckStatus = "failed" if result["status"] == "tests_failed" else result["status"]
+    code = result["exit_code"]
+    why = f"exit code {code}" if status in COMPLETED else f"did not complete ({status})"
+    return Part(_record(spec, status, result, why, shlex.join(argv)), tests, [], result["log_tail"])
+
+
+def command_result(argv: list[str], run: Completed) -> CheckResult:
+    """Not pytest: the whole command is the one test fixbot can see, judged by its exit code."""
+    tests: dict[str, CaseResult] = {}
+    if not run.timed_out:
         outcome: TestOutcome = "passed" if run.returncode == 0 else "failed"
-        tests = {
-            f"command: {shlex.join(argv)}": CaseResult(
-                outcome=outcome, message=f"exit code {run.returncode}", detail=run.tail(DETAIL_CAP)
-            )
-        }
-    status = run_status(run, tests, output_cap)
+        tests[f"command: {shlex.join(argv)}"] = CaseResult(
+            outcome=outcome, message=f"exit code {run.returncode}", detail=run.tail(DETAIL_CAP)
+        )
+    status = command_status(run)
     return CheckResult(
         status=status,
         exit_code=run.returncode,
         seconds=round(run.seconds, 3),
-        tests=(tests or {}) if status in COMPLETED else {},
+        tests=tests if status in COMPLETED else {},
         findings=[],
         log_tail=run.tail(LOG_CAP),
         commands=[shlex.join(argv)],
     )
 
 
-def run_status(run: Completed, tests: dict[str, CaseResult] | None, output_cap: int) -> CheckStatus:
-    """One word for how the test run ended; only passed and tests_failed carry a verdict."""
+def command_status(run: Completed) -> CheckStatus:
+    """One word for how a command that is not pytest ended."""
     if run.timed_out:
         return "timeout"
-    if run.output_bytes > output_cap:
-        return "output_exceeded"
-    if run.returncode in (137, -9) or _OOM_MARK in run.output:
+    if out_of_memory(run):
         return "memory_exceeded"
-    if run.returncode == 127 or "No module named pytest" in run.output[:2000]:
+    if run.returncode == 127:
         return "infra_error"  # the test command itself is missing
-    if tests is None:
-        return "memory_exceeded" if "MemoryError" in run.output else "no_report"
-    if not tests:
-        return "no_tests_collected"
-    return "tests_failed" if any(r["outcome"] in FAILING for r in tests.values()) else "passed"
+    return "passed" if run.returncode == 0 else "tests_failed"
 
 
-def _relative(path: str) -> str:
-    return path.removeprefix(WORKSPACE + "/").removeprefix("./")
-
-
-def parse_ruff(output: str) -> list[Finding]:
-    start = output.find("[")
-    try:
-        items = json.loads(output[start:]) if start >= 0 else []
-    except json.JSONDecodeError:
-        return [
-            Finding(
-                tool="ruff",
-                path="",
-                line=0,
-                code="ruff-failed",
-                message=output.strip()[:MESSAGE_CAP],
-            )
-        ]
-    return [
-        Finding(
-            tool="ruff",
-            path=_relative(item.get("filename", "")),
-            line=int((item.get("location") or {}).get("row", 0)),
-            code=str(item.get("code") or "syntax"),
-            message=str(item.get("message", ""))[:MESSAGE_CAP],
-        )
-        for item in items
-    ]
-
-
-_MYPY_LINE = re.compile(
-    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:\d+:)? error: (?P<msg>.*?)"
-    r"(?:  \[(?P<code>[a-z0-9-]+)\])?$"
-)
-
-
-def parse_mypy(output: str) -> list[Finding]:
-    findings = []
-    for line in output.splitlines():
-        match = _MYPY_LINE.match(line)
-        if match:
-            findings.append(
-                Finding(
-                    tool="mypy",
-                    path=_relative(match["path"]),
-                    line=int(match["line"]),
-                    code=match["code"] or "error",
-                    message=match["msg"][:MESSAGE_CAP],
-                )
-            )
-    if not findings and "error:" in output and "No module named mypy" not in output:
-        findings.append(
-            Finding(
-                tool="mypy",
-                path="",
-                line=0,
-                code="mypy-failed",
-                message=output.strip()[:MESSAGE_CAP],
-            )
-        )
-    return findings
+def _record(
+    spec: CheckSpec, status: CheckStatus, result: Mapping[str, Any], why: str, command: str
+) -> CheckRun:
+    return CheckRun(
+        name=spec.name,
+        kind=spec.kind,
+        gate=spec.gate,
+        status=status,
+        exit_code=result["exit_code"],
+        seconds=result["seconds"],
+        summary=why,
+        command=command,
+    )

@@ -4,19 +4,39 @@ The workspace is a layer over the snapshot where the sandbox can merge one (over
 full copy; either way it lives in the attempt's scratch folder, capped in size when fixbot is
 root. Protected files are put back from the snapshot before the checks and compared with the
 manifest after them; the scratch folder is removed whatever happens.
+
+A trial runs in one of three ways (`mode`, with the baseline it is judged against):
+
+    full     every check, whole, on one fresh copy
+    first    failing first (an attempt): the baseline's failing checks and tests on a fresh
+             copy; when they do not all pass, that partial result is the attempt's (never a
+             pass); when they do, every other check on another fresh copy, and the two together
+             are a full run (each check ran whole on a clean copy of the snapshot and the diff;
+             a narrowed pytest check runs again whole)
+    rerun    only the baseline's failing checks and tests: a baseline's reproduction, a fix's
+             further verification runs (a partial result, judged by verdict.reproduced)
+
+A narrowed run that cannot be read as one (pytest did not collect a node id, a usage error)
+proves nothing: its check runs whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
-from fixbot.checks.gates import BadTestCommand, run_checks
+from fixbot.checks.gates import BadTestCommand
+from fixbot.checks.part import Part, aggregate
 from fixbot.checks.prepare import prepared_environment
-from fixbot.config import Config
+from fixbot.checks.selection import Selection, failing_first
+from fixbot.checks.suite import ordered, run_suite
+from fixbot.checks.verdict import reproduced
+from fixbot.checkspec import CheckSpec
+from fixbot.config import Config, checks_of
 from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
-from fixbot.records import CheckResult
+from fixbot.records import COMPLETED, CheckResult
 from fixbot.sandbox import Limits, Sandbox, attempt_scratch
 from fixbot.snapshot import (
     Snapshot,
@@ -58,27 +78,115 @@ def tampered_problems(paths: Sequence[str]) -> list[str]:
     return [f"protected file {path} was modified while the checks ran" for path in paths]
 
 
+Mode = Literal["full", "first", "rerun"]
+
+
 def run_trial(
-    sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str
+    sandbox: Sandbox,
+    snapshot: Snapshot,
+    config: Config,
+    patch_text: str,
+    *,
+    baseline: CheckResult | None = None,
+    mode: Mode = "full",
 ) -> tuple[CheckResult, list[str]]:
     """(the checks' result, protected files found modified afterwards)
 
     A failure of the sandbox itself (not of the code in it) is retried a bounded number of
     times on a fresh copy, then raised: it is the environment's problem and costs no budget.
+    A run the code under test tampered with is a result (`tampered`), never retried.
+    Without a baseline, or with one older than per-check records, every mode is `full`.
     """
     prepared = prepared_environment(sandbox, snapshot, config.setup_command, setup_limits(config))
+    checks = checks_of(config)
+    selection: Selection = {}
+    if baseline is not None and mode != "full":
+        selection = failing_first(baseline, checks, lambda rel: _is_file(snapshot.tree, rel))
     failures: list[str] = []
     for _ in range(INFRA_ATTEMPTS):
         try:
-            return _run_once(sandbox, snapshot, config, patch_text, prepared)
+            if baseline is None or not selection:
+                parts, tampered = _run_once(sandbox, snapshot, config, patch_text, prepared, checks)
+                return aggregate(parts), tampered
+            trial = _Phased(sandbox, snapshot, config, patch_text, prepared, checks, baseline)
+            return trial.first(selection) if mode == "first" else trial.rerun(selection)
         except SandboxFailed as exc:
             failures.append(str(exc))
     raise SandboxFailed(f"the sandbox failed {INFRA_ATTEMPTS} times in a row; last: {failures[-1]}")
 
 
+class _Phased:
+    """A failing-first trial over fresh copies of the snapshot with the diff."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        snapshot: Snapshot,
+        config: Config,
+        patch_text: str,
+        prepared: Path | None,
+        checks: Sequence[CheckSpec],
+        baseline: CheckResult,
+    ) -> None:
+        self.args = (sandbox, snapshot, config, patch_text, prepared)
+        self.checks = checks
+        self.baseline = baseline
+
+    def run(
+        self, names: set[str], selection: Selection | None = None
+    ) -> tuple[list[Part], list[str]]:
+        checks = [c for c in self.checks if c.name in names]
+        return _run_once(*self.args, checks, selection)
+
+    def first(self, selection: Selection) -> tuple[CheckResult, list[str]]:
+        parts, tampered = self.run(set(selection), selection)
+        sure = [p for p in parts if _readable(p, selection)]
+        if reproduced(self.baseline, aggregate(sure, partial=True)):
+            return aggregate(sure, partial=True), tampered  # failed early: never a pass
+        kept = {p.run["name"]: p for p in sure if p.whole}
+        rest, more = self.run({c.name for c in self.checks} - set(kept))
+        return aggregate(_in_order(self.checks, [*kept.values(), *rest])), tampered + more
+
+    def rerun(self, selection: Selection) -> tuple[CheckResult, list[str]]:
+        parts, tampered = self.run(set(selection), selection)
+        sure = [p for p in parts if _readable(p, selection)]
+        unread = set(selection) - {p.run["name"] for p in sure}
+        if not unread:
+            return aggregate(sure, partial=True), tampered
+        whole, more = self.run(unread, dict.fromkeys(unread, ()))
+        return aggregate(_in_order(self.checks, [*sure, *whole]), partial=True), tampered + more
+
+
+def _is_file(tree: Path, rel: str) -> bool:
+    path = tree / rel
+    return not path.is_symlink() and path.is_file()
+
+
+def _readable(part: Part, selection: Selection) -> bool:
+    """A narrowed pytest run that ran to its end with every node id it was given (a timeout or
+    a memory kill counts: the code was run, and it is the code's); any run of a whole check."""
+    if part.whole:
+        return True
+    status = part.run["status"]
+    if status in ("timeout", "memory_exceeded"):
+        return True
+    return status in COMPLETED and len(part.tests) >= len(selection[part.run["name"]])
+
+
+def _in_order(checks: Sequence[CheckSpec], parts: Sequence[Part]) -> list[Part]:
+    at = {spec.name: index for index, spec in enumerate(ordered(checks))}
+    return sorted(parts, key=lambda part: at.get(part.run["name"], len(at)))
+
+
 def _run_once(
-    sandbox: Sandbox, snapshot: Snapshot, config: Config, patch_text: str, prepared: Path | None
-) -> tuple[CheckResult, list[str]]:
+    sandbox: Sandbox,
+    snapshot: Snapshot,
+    config: Config,
+    patch_text: str,
+    prepared: Path | None,
+    checks: Sequence[CheckSpec],
+    selection: Selection | None = None,
+) -> tuple[list[Part], list[str]]:
     patch = plan_patch(patch_text, reader(snapshot.tree)) if patch_text else None
     limits = limits_for(config)
     # A full copy needs room for the tree itself on top of what the attempt may write.
@@ -87,18 +195,17 @@ def _run_once(
         tree = prepare(snapshot, scratch.path / "repo", layered=sandbox.layered, patch=patch)
         put_back_protected(snapshot, tree)
         try:
-            result = run_checks(
+            parts = run_suite(
                 sandbox,
                 tree.root,
+                checks,
                 lower=tree.lower,
                 prepared=prepared,
-                test_command=config.test_command,
-                lint=config.gates.lint,
-                types=config.gates.types,
                 readonly=list(snapshot.protected),
                 limits=limits,
                 scratch=scratch.path,
+                selection=selection,
             )
         except BadTestCommand as exc:
             raise UsageError(str(exc)) from exc
-        return result, mismatches(snapshot, tree)
+        return parts, mismatches(snapshot, tree)

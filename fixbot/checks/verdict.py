@@ -1,15 +1,30 @@
 """The pass definition, as a pure function of the baseline and one attempt's results.
 
-A pass means all of: every test that failed at baseline now passes (not skipped, not xfailed);
-no test that passed at baseline fails or disappears; the collected test set did not shrink; no
-ruff or mypy finding that was not already there at baseline. Findings are compared without line
-numbers, as a multiset, so an edit that moves a pre-existing error does not make it new.
+The failing build is the set of checks that fail at baseline. A pass means all of: every check
+ran to its end; every test that failed at baseline now passes (not skipped, not xfailed); no
+test that passed at baseline fails or disappears; the collected test set did not shrink; no
+legacy gate finding that was not already there at baseline. A check that is not a test run is
+one entry among the tests (checks/part.py), so the same rules say: every check that failed now
+passes, every check that passed still passes. A finding of a check that is not a gate counts
+only through its check's entry: pre-existing findings never block a check green at baseline,
+and a red check must end green. Gate findings are compared without line numbers, as a
+multiset, so an edit that moves a pre-existing error does not make it new.
+
+A failing-first result (`partial`: only the baseline's failing checks and tests ran) is never a
+pass: it says why the attempt failed early. `reproduced` judges a re-run of the failing checks
+and tests alone (a baseline's reproduction, a fix's further verification runs).
+
+A run whose report disagreed with pytest's own (`tampered`) is never a pass, whatever its tests
+say. The model is told only that, in one named line (TAMPERED): the disagreements themselves
+stay in the evidence (`check.tampering`), so that the feedback does not teach what to avoid.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 
+from fixbot.checks.part import TEST_KINDS, entry_of
 from fixbot.records import COMPLETED, FAILING, CheckResult, Finding, failing_tests
 
 
@@ -17,10 +32,28 @@ def _key(finding: Finding) -> tuple[str, str, str, str]:
     return (finding["tool"], finding["path"], finding["code"], finding["message"])
 
 
+NOT_IN_FULL = "only the failing checks and tests ran (failing first); the rest did not"
+
+
+def _gated(result: CheckResult, gates: set[str] | None) -> list[Finding]:
+    """The findings of legacy gates (every finding, in a record older than per-check ones)."""
+    if gates is None:
+        return list(result["findings"])
+    return [f for f in result["findings"] if f.get("check", "") in gates]
+
+
+def _gates(baseline: CheckResult) -> set[str] | None:
+    if "checks" not in baseline:
+        return None
+    return {run["name"] for run in baseline["checks"] if run["gate"]}
+
+
 def new_findings(baseline: CheckResult, attempt: CheckResult) -> list[Finding]:
-    budget = Counter(_key(f) for f in baseline["findings"])
+    """Gate findings of the attempt that were not there at baseline (as a multiset)."""
+    gates = _gates(baseline)
+    budget = Counter(_key(f) for f in _gated(baseline, gates))
     new = []
-    for finding in attempt["findings"]:
+    for finding in _gated(attempt, gates):
         key = _key(finding)
         if budget[key] > 0:
             budget[key] -= 1
@@ -29,10 +62,15 @@ def new_findings(baseline: CheckResult, attempt: CheckResult) -> list[Finding]:
     return new
 
 
+TAMPERED = "the run's report was inconsistent with pytest's own; the attempt is refused"
+
+
 def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
     """Why the attempt is not a pass; an empty list is a pass."""
     if attempt["status"] not in COMPLETED:
-        return [f"the test run did not complete: {attempt['status']}"]
+        return unfinished(attempt)
+    if attempt.get("partial"):
+        return reproduced(baseline, attempt) or [NOT_IN_FULL]
     found: list[str] = []
     tests = attempt["tests"]
     for test in failing_tests(baseline):
@@ -55,3 +93,53 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
             f"{finding['message']} [{finding['code']}]"
         )
     return found
+
+
+def unfinished(result: CheckResult) -> list[str]:
+    """Why a run did not complete: each check that did not, by name (a timeout naming the test
+    that was running); a tampered run only in the one TAMPERED line."""
+    runs = [run for run in result.get("checks", []) if run["status"] not in COMPLETED]
+    if result["status"] == "tampered" or any(r["status"] == "tampered" for r in runs):
+        return [TAMPERED]
+    running = f" while {result['running']} was running" if result.get("running") else ""
+    if not runs:
+        status = result["status"]
+        return [f"the test run did not complete: {status}{running if status == 'timeout' else ''}"]
+    return [
+        f"the check {r['name']} did not complete: {r['status']}"
+        + (running if r["status"] == "timeout" else "")
+        + f": {r['summary']}"
+        for r in runs
+    ]
+
+
+def reproduced(baseline: CheckResult, rerun: CheckResult) -> list[str]:
+    """Why a re-run of the baseline's failing checks and tests does not show them passing: each
+    check it ran must have run to its end, each of their baseline failures now passes, and
+    nothing it ran that passed at baseline fails."""
+    if rerun["status"] not in COMPLETED:
+        return unfinished(rerun)
+    tests, before = rerun["tests"], baseline["tests"]
+    ran = {run["name"] for run in rerun["checks"]} if "checks" in rerun else None
+    found = []
+    for test in sorted(owned(baseline, ran)):
+        outcome = tests[test]["outcome"] if test in tests else "missing"
+        if outcome != "passed":
+            found.append(f"{test} still {outcome} (it must pass)")
+    for test, now in sorted(tests.items()):
+        was = before[test]["outcome"] if test in before else "not collected"
+        if now["outcome"] in FAILING and was not in FAILING:
+            found.append(f"{test} was {was} before and now {now['outcome']}: {now['message']}")
+    return found
+
+
+def owned(baseline: CheckResult, names: Collection[str] | None) -> set[str]:
+    """The baseline's failing tests that belong to the checks named (None: every check)."""
+    failing = set(failing_tests(baseline))
+    if names is None or "checks" not in baseline:
+        return failing
+    ids: set[str] = set()
+    for run in baseline["checks"]:
+        if run["name"] in names:
+            ids |= set(run.get("failing", [])) if run["kind"] in TEST_KINDS else {entry_of(run)}
+    return ids & failing

@@ -229,10 +229,15 @@ class TimedSandbox:
         self.inner = inner
         self.timer = timer
         self.name = inner.name
+        self.host_toolchain = inner.host_toolchain
 
     @property
     def layered(self) -> bool:
         return self.inner.layered
+
+    @property
+    def passes_fds(self) -> bool:
+        return self.inner.passes_fds
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         start = self.timer.clock()

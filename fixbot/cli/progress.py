@@ -56,6 +56,9 @@ class Progress:
             last = update["attempts"][-1]
             fields.update(attempt=last["number"], outcome=last["verdict"])
             fields["problems"] = last["problems"][:3]
+            check = last.get("check") or {}
+            if check.get("tampering"):  # the model is told less; the run log has it all
+                fields["tampering"] = check["tampering"][:5]
         if self.terminal is None:
             self.logger.info("resumed" if node == "resumed" else "node", **fields)
             return

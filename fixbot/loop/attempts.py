@@ -13,8 +13,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fixbot.checks import Mode, reader, run_trial, tampered_problems
 from fixbot.checks import problems as pass_problems
-from fixbot.checks import reader, run_trial, tampered_problems
 from fixbot.edits import DiffRejected, parse_reply
 from fixbot.llm import Reply
 from fixbot.loop.deps import Deps, Update
@@ -92,12 +92,21 @@ def screened(reply: str, state: FixState, deps: Deps) -> Screened:
 
 
 def checks_over(
-    deps: Deps, patch_text: str, *, snapshot: Snapshot | None = None, allowed: Sequence[str] = ()
+    deps: Deps,
+    patch_text: str,
+    *,
+    snapshot: Snapshot | None = None,
+    allowed: Sequence[str] = (),
+    baseline: CheckResult | None = None,
+    mode: Mode = "full",
 ) -> tuple[CheckResult, list[str]]:
     """The checks over the snapshot with `patch_text` applied, and the problems of protected
-    files found changed afterwards (`allowed`: the ones a human opened to edits)."""
+    files found changed afterwards (`allowed`: the ones a human opened to edits); `mode` and
+    the `baseline` it reads: in full, failing first, or the failing ones only (checks.run_trial)."""
     opened = unprotect(snapshot or deps.snapshot, allowed)
-    result, tampered = run_trial(deps.sandbox, opened, deps.config, patch_text)
+    result, tampered = run_trial(
+        deps.sandbox, opened, deps.config, patch_text, baseline=baseline, mode=mode
+    )
     return result, tampered_problems(tampered)
 
 

@@ -50,7 +50,13 @@ def candidate(state: Slot, runtime: Runtime[Deps]) -> Update:
             "verdict": "rejected",
         }
         return {"candidates": [_gathered(slot, refused, "", deps)]}
-    result, tampered = checks_over(deps, found.diff, allowed=state["allowed_protected"])
+    result, tampered = checks_over(
+        deps,
+        found.diff,
+        allowed=state["allowed_protected"],
+        baseline=state["baseline"],
+        mode="first",
+    )
     ran: Attempt = {
         **attempt,
         "diff": found.diff,

@@ -26,7 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from fixbot.loop import candidates, escalation, nodes
+from fixbot.loop import candidates, escalation, nodes, verification
 from fixbot.loop.budget import limit_reached
 from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState, StateError
@@ -107,8 +107,8 @@ def build_graph(
     graph.add_node("reflect", nodes.reflect)
     graph.add_node("candidate", candidates.candidate)
     graph.add_node("pick", candidates.pick)
-    graph.add_node("verify", nodes.verify)
-    graph.add_node("minimize", nodes.minimize)
+    graph.add_node("verify", verification.verify)
+    graph.add_node("minimize", verification.minimize)
     graph.add_node("finalize", nodes.finalize)
     graph.add_node("escalate", escalation.escalate)
     graph.add_node("await_human", escalation.await_human)

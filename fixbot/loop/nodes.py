@@ -11,40 +11,44 @@ from langgraph.runtime import Runtime
 from fixbot import prompts
 from fixbot.checks import (
     AUTOFIX_MODEL,
+    as_rerun,
     classify,
     limits_for,
     network_probe,
-    reader,
     require_completed,
     ruff_diff,
-    ruff_only,
+    ruff_failing,
 )
-from fixbot.checks import problems as pass_problems
-from fixbot.edits import hunks, without
+from fixbot.config import checks_of
 from fixbot.loop import lessons
 from fixbot.loop.attempts import checks_over, decide, new_attempt, record, screened
 from fixbot.loop.budget import Asked, Refused, ask, model_for, prompt_tokens, round_size
 from fixbot.loop.deps import Deps, Update
 from fixbot.loop.plan import builder, messages_for, plan_for
 from fixbot.loop.state import FixState, StateError, baseline_of
+from fixbot.loop.verification import further_runs
 from fixbot.prompts import Message
-from fixbot.records import Attempt, CheckResult, failing_tests
+from fixbot.records import Attempt, failing_tests
 
 DIAGNOSIS_CHARS = 1500  # of a diagnosis, what the feedback keeps
 DIAGNOSIS_TOKENS = 512  # the most a diagnosis call asks for: more than the feedback keeps
 
 
 def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
-    """Run the untouched snapshot, reproduce its failure, and classify it; no model call."""
+    """Run every check on the untouched snapshot, reproduce its failing checks and tests, and
+    classify the failure; no model call."""
     deps = runtime.context
-    command = deps.config.test_command
-    first = require_completed(checks_over(deps, "")[0], command)
+    first = require_completed(checks_over(deps, "")[0])
     update: Update = {"baseline": first, "network_probe": network_probe(deps.sandbox)}
     if not failing_tests(first):
-        return {**update, "status": "already_passing", "reason": "no failing tests"}
-    runs = [first]
-    for _ in range(deps.config.verification.baseline_runs - 1):
-        runs.append(require_completed(checks_over(deps, "")[0], command))
+        return {**update, "status": "already_passing", "reason": "no failing checks or tests"}
+    mode = further_runs(deps)
+    reruns = [
+        require_completed(checks_over(deps, "", baseline=first, mode=mode)[0])
+        for _ in range(deps.config.verification.baseline_runs - 1)
+    ]
+    # Compared over the same tests: a reproduction runs only the failing ones.
+    runs = [as_rerun(first, reruns[0]) if reruns and mode == "rerun" else first, *reruns]
     found = classify(runs, deps.files)
     update.update(classification=found.kind, flaky_tests=list(found.flaky_tests))
     if found.kind != "code":
@@ -57,11 +61,12 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 
 def autofix(state: FixState, runtime: Runtime[Deps]) -> Update:
-    """A ruff-only failure gets ruff's own safe fixes first: a candidate at zero tokens."""
+    """A failing ruff check gets ruff's own safe fixes first: a candidate at zero tokens."""
     deps = runtime.context
-    if not ruff_only(baseline_of(state)):
+    failing = ruff_failing(baseline_of(state), checks_of(deps.config))
+    if not failing:
         return {"verdict": "none"}
-    text = ruff_diff(deps.sandbox, deps.snapshot, limits_for(deps.config))
+    text = ruff_diff(deps.sandbox, deps.snapshot, limits_for(deps.config), failing)
     if not text:
         return {"verdict": "none"}
     current = Attempt(
@@ -125,7 +130,11 @@ def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
 def check(state: FixState, runtime: Runtime[Deps]) -> Update:
     current = _current(state)
     result, tampered = checks_over(
-        runtime.context, current["diff"], allowed=state["allowed_protected"]
+        runtime.context,
+        current["diff"],
+        allowed=state["allowed_protected"],
+        baseline=baseline_of(state),
+        mode="first",
     )
     return {"current": {**current, "check": result, "problems": tampered}}
 
@@ -198,56 +207,6 @@ def _diagnose(state: FixState, deps: Deps, facts: dict[str, object]) -> Asked | 
     asked = ask(state, deps, model, build, reply_tokens=DIAGNOSIS_TOKENS)
     # A refusal means no diagnosis; the router sees the budget or deadline before the next call.
     return None if isinstance(asked, Refused) else asked
-
-
-def verify(state: FixState, runtime: Runtime[Deps]) -> Update:
-    """Re-run the full suite on clean copies with the passing diff before calling it fixed."""
-    result, problems = _verify(runtime.context, state, state["attempts"][-1]["diff"])
-    return {
-        "verification": result,
-        "final_diff": state["attempts"][-1]["diff"],
-        "verdict": "fail" if problems else "pass",
-        "reason": "; ".join(problems),
-    }
-
-
-def _verify(deps: Deps, state: FixState, patch_text: str) -> tuple[CheckResult, list[str]]:
-    """Every one of the configured final runs must pass; the first problems found end it."""
-    for _ in range(deps.config.verification.final_runs):
-        result, problems = checks_over(deps, patch_text, allowed=state["allowed_protected"])
-        problems += pass_problems(baseline_of(state), result)
-        if problems:
-            return result, problems
-    return result, []
-
-
-def minimize(state: FixState, runtime: Runtime[Deps]) -> Update:
-    """Drop each hunk whose removal keeps the pass, then re-verify what is left."""
-    deps = runtime.context
-    full = state["final_diff"]
-    refs = hunks(full)
-    if not deps.config.verification.minimize or len(refs) < 2:
-        return {}
-    read = reader(deps.snapshot.tree)
-    dropped: list[int] = []
-    for ref in refs:
-        candidate = without(full, [*dropped, ref.index], read)
-        if not candidate:
-            continue
-        result, tampered = checks_over(deps, candidate, allowed=state["allowed_protected"])
-        if not tampered and not pass_problems(baseline_of(state), result):
-            dropped.append(ref.index)
-    if not dropped:
-        return {}
-    reduced = without(full, dropped, read)
-    result, problems = _verify(deps, state, reduced)
-    if problems:
-        return {}  # the reduced diff did not hold up twice: keep the verified full diff
-    return {
-        "final_diff": reduced,
-        "verification": result,
-        "dropped_hunks": [f"{refs[i].path}\n{refs[i].text}" for i in dropped],
-    }
 
 
 def finalize(state: FixState, runtime: Runtime[Deps]) -> Update:

@@ -21,6 +21,7 @@ from fixbot.prompts.messages import (
     task_messages,
 )
 from fixbot.prompts.render import render
+from fixbot.prompts.sources import names_a_test
 
 __all__ = [
     "Ask",
@@ -32,6 +33,7 @@ __all__ = [
     "feedback",
     "file_to_return",
     "fit_jobs",
+    "names_a_test",
     "prompt_values",
     "render",
     "resume_note",

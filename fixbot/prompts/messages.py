@@ -137,7 +137,13 @@ def _task(
     )
     if ask.shape == "whole_file":
         text = render(
-            "task_file.j2", file=ask.file, hint=hint, ci_jobs=jobs, lessons=lessons, **values
+            "task_file.j2",
+            file=ask.file,
+            short=not ask.spec,
+            hint=hint,
+            ci_jobs=jobs,
+            lessons=lessons,
+            **values,
         )
         return text.rstrip() + "\n"
     return render("task.j2", commit=commit, hint=hint, ci_jobs=jobs, lessons=lessons, **values)

@@ -194,12 +194,19 @@ def _definition(body: list[ast.stmt], names: Sequence[str]) -> Definition | None
     return node
 
 
+def names_a_test(test_id: str) -> bool:
+    """Whether a failing entry is a test, not a check that is not a test run (`check: NAME`,
+    `command: ARGV`: its findings or output are its message, checks/part.py)."""
+    classname, _, name = test_id.partition("::")
+    return bool(name) and not classname.startswith(("command: ", "check: "))
+
+
 def _test_location(test_id: str, known: set[str]) -> tuple[str, list[str]] | None:
     """'tests.test_calc.TestAdd::test_one[2]' -> ('tests/test_calc.py', ['TestAdd', 'test_one']):
     pytest's JUnit classname is the module's dotted path, then any test classes."""
-    classname, _, name = test_id.partition("::")
-    if not name or classname.startswith("command: "):
+    if not names_a_test(test_id):
         return None
+    classname, _, name = test_id.partition("::")
     parts = classname.split(".")
     for cut in range(len(parts), 0, -1):
         path = "/".join(parts[:cut]) + ".py"

@@ -50,7 +50,7 @@ def render_markdown(result: FixResult) -> str:
         lines += [f"**Protected files a maintainer allowed to change:** {allowed}  "]
     lines += [""]
     lines += _tests_table(result)
-    lines += _gates_table(result)
+    lines += _checks_table(result)
     lines += _steps_not_run(result)
     if result.attempts:
         lines += ["", "### Attempts", "", "| # | model | tokens | cost | verdict | problems |"]
@@ -108,6 +108,25 @@ def _number(value: object) -> str:
 
 def _money(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, int | float) and not isinstance(value, bool) else "?"
+
+
+def _checks_table(result: FixResult) -> list[str]:
+    """A row per check: how it ended at baseline and in the final verification."""
+    runs = (result.baseline or {}).get("checks", [])
+    if not runs:
+        return _gates_table(result)  # evidence from before per-check records
+    after = {run["name"]: run for run in (result.verification or {}).get("checks", [])}
+    rows = ["", "### Checks", "", "| check | kind | before | after |", "|---|---|---|---|"]
+    for run in runs:
+        kind = _cell(str(run["kind"]), 20) + (" (gate: new findings block)" if run["gate"] else "")
+        now = after.get(run["name"])
+        shown = _state(now) if now is not None else "-"
+        rows.append(f"| {_code_cell(str(run['name']), 64)} | {kind} | {_state(run)} | {shown} |")
+    return rows
+
+
+def _state(run: Mapping[str, Any]) -> str:
+    return _cell(f"{run['status']}: {run['summary']}", 100)
 
 
 def _gates_table(result: FixResult) -> list[str]:

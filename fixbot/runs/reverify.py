@@ -3,6 +3,8 @@
 The evidence names a commit and a diff. The check takes its own snapshot of that commit,
 reads the configuration committed there, confirms the diff and the protected-file manifest
 are the ones recorded, reproduces the baseline failure, and runs the pass definition again.
+The checks run as in a fix (fixbot's pytest plugin, the report channel, the cross-check and the
+canaries): a diff whose code lies to pytest is refused here too, each disagreement named.
 """
 
 from __future__ import annotations
@@ -74,4 +76,5 @@ def reverify(evidence: dict[str, Any], repo: Path, sandbox: Sandbox) -> Reverifi
             return Reverification(False, [f"the diff does not apply: {exc}"], failing)
         problems += tampered_problems(tampered)
         problems += pass_problems(before, after)
+        problems += [f"tampering: {reason}" for reason in after.get("tampering", [])]
     return Reverification(holds=not problems, problems=problems, failing_before=failing)

@@ -50,6 +50,8 @@ _PROBE = Limits(timeout_seconds=10)
 
 class BwrapSandbox:
     name = "bwrap"
+    passes_fds = True  # bwrap, setpriv and prlimit hand inherited descriptors down unchanged
+    host_toolchain = True  # the host's toolchain is what it mounts
 
     def __init__(
         self,
@@ -187,11 +189,12 @@ class BwrapSandbox:
             if self.privileged:
                 hand_over(spec.workspace, spec.outputs, lower, self._owned, user.uid)
             tree, readonly, prepared = spec.workspace, spec.readonly, spec.prepared
+            attached = (spec.fds, spec.mounts)
             if lower is None:
-                plan = _Plan(tree, spec.outputs, tree, readonly, prepared, setup=False)
+                plan = _Plan(tree, spec.outputs, tree, readonly, prepared, False, *attached)
                 return self._run(argv, [], plan, spec.limits, spec.env, user)
             with overlay(tree, lower) as (launcher, merged):
-                plan = _Plan(merged, spec.outputs, lower, readonly, prepared, setup=False)
+                plan = _Plan(merged, spec.outputs, lower, readonly, prepared, False, *attached)
                 return self._run(argv, launcher, plan, spec.limits, spec.env, user)
 
     def prepare(
@@ -249,13 +252,15 @@ class BwrapSandbox:
                 args += ["--bind" if plan.setup else "--ro-bind", str(plan.prepared), PREPARED]
             for rel, source in readonly_sources(plan.pristine, plan.readonly):
                 args += ["--ro-bind", source, f"{WORKSPACE}/{rel}"]
+            for host, target in plan.mounts:  # fixbot's own folders (the staged pytest plugin)
+                args += ["--ro-bind", str(host), target]
             for key, value in (env or {}).items():
                 args += ["--setenv", key, value]
             # bwrap reports an exit code only for a command it got to run.
             args += ["--json-status-fd", str(status.fileno()), "--chdir", WORKSPACE, "--"]
             args += drop(user.uid, user.gid) if self.privileged else []
             args += [*rlimits(limits, per_process_caps=group is None), *argv]
-            fds = [status.fileno()] + ([] if seccomp_fd is None else [seccomp_fd])
+            fds = [status.fileno(), *([] if seccomp_fd is None else [seccomp_fd]), *plan.fds]
             # The group kill after the timeout reaches bwrap; --die-with-parent, the pid
             # namespace and the cgroup's kill take the rest down with it.
             result = proc.run(
@@ -289,3 +294,5 @@ class _Plan:
     readonly: Sequence[str]
     prepared: Path | None  # the prepared environment, at PREPARED
     setup: bool  # fixbot's prepare step: network, and the environment writable
+    fds: tuple[int, ...] = ()  # inherited by the command, at the same numbers
+    mounts: tuple[tuple[Path, str], ...] = ()  # fixbot's own folders, read-only

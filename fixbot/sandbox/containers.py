@@ -51,6 +51,7 @@ class Plan:
     readonly: Sequence[str]
     prepared: Path | None  # the prepared environment, at PREPARED
     setup: bool  # fixbot's prepare step: network, and the environment writable
+    extra: tuple[tuple[Path, str], ...] = ()  # fixbot's own folders, read-only (RunSpec.mounts)
 
 
 def toolchain_mounts() -> list[MountSpec]:
@@ -78,6 +79,7 @@ def mounts(plan: Plan, work: Path | None) -> list[MountSpec]:
         MountSpec(f"{WORKSPACE}/{rel}", source, read_only=True)
         for rel, source in readonly_sources(plan.lower or plan.workspace, plan.readonly)
     ]
+    found += [MountSpec(target, str(host), read_only=True) for host, target in plan.extra]
     return found
 
 

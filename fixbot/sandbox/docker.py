@@ -95,6 +95,7 @@ _REMOVE_SECONDS = 60.0
 
 class DockerSandbox:
     name = "docker"
+    passes_fds = False  # a container inherits no descriptor: the report channel is a socket
 
     def _remove(self, container: str) -> bool:
         """Remove the container, retrying while a busy engine (a fork bomb's teardown) times
@@ -236,7 +237,10 @@ class DockerSandbox:
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         if spec.lower is not None and not self.layered:
             raise ValueError("this Docker engine cannot lay a workspace over another tree")
-        plan = Plan(spec.workspace, spec.outputs, spec.lower, spec.readonly, spec.prepared, False)
+        if spec.fds:
+            raise ValueError("a container cannot inherit descriptors: pass a socket in a mount")
+        workspace, lower, readonly = spec.workspace, spec.lower, spec.readonly
+        plan = Plan(workspace, spec.outputs, lower, readonly, spec.prepared, False, spec.mounts)
         return self._run(argv, plan, spec.limits, spec.env)
 
     def prepare(

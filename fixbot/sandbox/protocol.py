@@ -14,9 +14,18 @@ the run) and receives every write the command makes, deletions as overlayfs whit
 read-only paths are then bound from `lower`. Preparing an attempt costs what its diff costs,
 whatever the size of the repository.
 
+`host_toolchain` says whether the host's Python installation is mounted at its own path inside
+(bubblewrap always; Docker with the local image): then fixbot's own interpreter
+(`sys.executable`) runs its ruff and mypy in the sandbox; otherwise the image's `python` does.
+
 `prepared` is the environment fixbot's prepare step made (a virtualenv holding the repository's
 dependencies): mounted read-only at PREPARED and first on PATH. `prepare` is that step itself,
 the only one with a network.
+
+`mounts` are fixbot's own host folders (the staged pytest plugin), bound read-only at the paths
+named; `fds` are descriptors the command inherits at the same numbers (the report channel's
+writing end), which only a backend with `passes_fds` can give it: the others get the channel
+as a unix socket in a mounted folder instead.
 """
 
 from __future__ import annotations
@@ -81,10 +90,18 @@ class RunSpec:
     readonly: Sequence[str] = ()
     limits: Limits = DEFAULT_LIMITS
     env: Mapping[str, str] | None = None
+    fds: tuple[int, ...] = ()
+    mounts: tuple[tuple[Path, str], ...] = ()  # (host folder, where the command sees it)
 
 
 class Sandbox(Protocol):
     name: str
+    host_toolchain: bool
+
+    @property
+    def passes_fds(self) -> bool:
+        """Whether run() can hand the command inherited descriptors (`spec.fds`)."""
+        ...
 
     @property
     def layered(self) -> bool:

@@ -1,4 +1,5 @@
-"""Zero-token fixes: a ruff-only failure is fixed by ruff's own safe fixes before any model call."""
+"""Zero-token fixes: a failing ruff check is fixed by ruff's own safe fixes before any model
+call."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.checks import ruff_only
+from fixbot.checks import ruff_failing
+from fixbot.checkspec import CheckSpec, legacy_checks
 from fixbot.records import CaseResult, CheckResult
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
@@ -39,13 +41,41 @@ def _result(*failing: str) -> CheckResult:
     )
 
 
-def test_only_ruff_commands_count_as_ruff_only() -> None:
-    assert ruff_only(_result("command: python -m ruff check ."))
-    assert ruff_only(_result("command: ruff format --check src"))
-    assert not ruff_only(_result("command: python -m ruff check .", "tests/t.py::test_x"))
-    assert not ruff_only(_result("tests/test_ruff.py::test_check"))
-    assert not ruff_only(_result("command: python -m mypy ."))
-    assert not ruff_only(_result())
+def _names(failing: list[CheckSpec]) -> list[str]:
+    return [spec.run for spec in failing]
+
+
+def test_a_legacy_test_command_that_is_ruff_is_a_ruff_check() -> None:
+    lint = legacy_checks("python -m ruff check .", lint=False, types=False)
+    assert _names(ruff_failing(_result("command: python -m ruff check ."), lint)) == [
+        "python -m ruff check ."
+    ]
+    fmt = legacy_checks("ruff format --check src", lint=False, types=False)
+    assert _names(ruff_failing(_result("command: ruff format --check src"), fmt))
+    mypy = legacy_checks("python -m mypy .", lint=False, types=False)
+    assert not ruff_failing(_result("command: python -m mypy ."), mypy)
+    assert not ruff_failing(_result(), lint)
+
+
+def test_a_failing_ruff_check_is_fixed_whatever_else_fails() -> None:
+    checks = (
+        CheckSpec("format", "ruff format --check .", "ruff-format"),
+        CheckSpec("lint", "ruff check src", "ruff"),
+        CheckSpec("types", "mypy .", "mypy"),
+        CheckSpec("tests", "pytest", "pytest"),
+    )
+    both = _result("check: format", "check: lint", "check: types", "tests.test_x::test_y")
+    # the lint fixes first, then the formatter; mypy and pytest are the model's
+    assert _names(ruff_failing(both, checks)) == ["ruff check src", "ruff format --check ."]
+    assert _names(ruff_failing(_result("check: types", "check: lint"), checks)) == [
+        "ruff check src"
+    ]
+    assert not ruff_failing(_result("check: types", "tests.test_x::test_y"), checks)
+
+
+def test_a_legacy_lint_gate_is_never_fixed() -> None:
+    gates = legacy_checks("pytest", lint=True, types=True)
+    assert not ruff_failing(_result("tests.test_x::test_y"), gates)
 
 
 @BWRAP

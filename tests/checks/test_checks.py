@@ -1,4 +1,5 @@
-"""checks.py: parsers fed by the real tools, and run_checks end to end in the real sandbox."""
+"""The pytest path and the legacy run_checks: the JUnit parser fed by real pytest, and the checks
+end to end in the real sandbox (ruff and mypy's own readers: test_findings.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from fixbot import checks, proc
-from fixbot.checks import TEST_ENV, parse_junit, parse_mypy, parse_ruff, run_checks
+from fixbot.checks import gates, harness, run_checks
 from fixbot.records import CheckResult, failing_tests
-from fixbot.sandbox import OUTPUTS, WORKSPACE, BwrapSandbox, Limits
+from fixbot.sandbox import BwrapSandbox, Limits
 
 # checks.command_argv and checks.BadTestCommand are reached through the module: imported by
 # name, pytest would try to collect them as tests.
@@ -70,55 +71,37 @@ class TestGroup:
 
 
 @pytest.fixture(scope="module")
-def junit_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A JUnit report written by a real pytest run over SAMPLE_TESTS."""
-    root = tmp_path_factory.mktemp("junit")
-    (root / "pytest.ini").write_text("[pytest]\n")
-    (root / "test_sample.py").write_text(SAMPLE_TESTS)
-    (root / "test_broken.py").write_text("import no_such_module_for_fixbot\n")
-    report = root / "junit.xml"
-    result = proc.run(
-        [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={report}",
-            "-o", "junit_family=xunit2", "-o", "junit_logging=no", "-q",
-        ],
-        cwd=root,
-        env={"PATH": "/usr/bin:/bin", **TEST_ENV},
-        timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 2, result.output  # 2: interrupted by the collection error
-    return report
+def sample_result(tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
+    """SAMPLE_TESTS through run_checks in the real sandbox, every outcome reported (a collection
+    error does not stop the run): the per-test results as fixbot records them."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed here; CI installs it and runs these")
+    root = tmp_path_factory.mktemp("sample")
+    workspace = make_workspace(
+        root,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_sample.py": SAMPLE_TESTS,
+            "test_broken.py": "import no_such_module_for_fixbot\n",
+        },
+    )
+    return run_checks(
+        BwrapSandbox(),
+        workspace,
+        test_command="python -m pytest --continue-on-collection-errors",
+        lint=False,
+        types=False,
+        readonly=[],
+        limits=FAST,
+    )
 
 
-@pytest.fixture(scope="module")
-def junit_report_continued(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same tests, with --continue-on-collection-errors so every outcome is in the report."""
-    root = tmp_path_factory.mktemp("junit-all")
-    (root / "pytest.ini").write_text("[pytest]\n")
-    (root / "test_sample.py").write_text(SAMPLE_TESTS)
-    (root / "test_broken.py").write_text("import no_such_module_for_fixbot\n")
-    report = root / "junit.xml"
-    result = proc.run(
-        [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={report}",
-            "-o", "junit_family=xunit2", "--continue-on-collection-errors", "-q",
-        ],
-        cwd=root,
-        env={"PATH": "/usr/bin:/bin", **TEST_ENV},
-        timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 1, result.output
-    return report
+# ---- per-test results, as the JUnit report had them
 
 
-# ---- parse_junit
-
-
-def test_parse_junit_reads_every_outcome_from_a_real_report(
-    junit_report_continued: Path,
-) -> None:
-    tests = parse_junit(junit_report_continued)
-    assert tests is not None
+def test_every_outcome_is_read_as_the_junit_report_had_it(sample_result: CheckResult) -> None:
+    assert sample_result["status"] == "tests_failed", sample_result["log_tail"]
+    tests = sample_result["tests"]
     outcomes = {test_id: result["outcome"] for test_id, result in tests.items()}
     assert outcomes == {
         "test_broken": "error",
@@ -139,163 +122,57 @@ def test_parse_junit_reads_every_outcome_from_a_real_report(
     assert tests["test_sample::test_xfail"]["message"] == "known bug"
     assert "XPASS(strict)" in tests["test_sample::test_xpass_strict"]["message"]
     assert "no_such_module_for_fixbot" in tests["test_broken"]["detail"]
-    assert tests["test_sample::test_pass"] == {"outcome": "passed", "message": "", "detail": ""}
-
-
-def test_a_collection_error_that_stops_the_run_is_one_error(junit_report: Path) -> None:
-    tests = parse_junit(junit_report)
-    assert tests is not None
-    assert list(tests) == ["test_broken"]
-    assert tests["test_broken"]["outcome"] == "error"
-
-
-def test_long_tracebacks_keep_their_head_and_tail(tmp_path: Path) -> None:
-    middle = "x" * 20_000
-    report = tmp_path / "junit.xml"
-    report.write_text(
-        '<testsuites><testsuite><testcase classname="t" name="test_long">'
-        f'<failure message="{"m" * 5000}">HEAD {middle} TAIL</failure>'
-        "</testcase></testsuite></testsuites>"
+    assert tests["test_sample::test_pass"] == {
+        "outcome": "passed",
+        "message": "",
+        "detail": "",
+        "nodeid": "test_sample.py::test_pass",
+    }
+    assert tests["test_sample.TestGroup::test_param[2]"]["nodeid"] == (
+        "test_sample.py::TestGroup::test_param[2]"
     )
-    tests = parse_junit(report)
-    assert tests is not None
-    result = tests["t::test_long"]
-    assert len(result["message"]) <= 600
-    assert len(result["detail"]) < 4200
-    assert result["detail"].startswith("HEAD ")
-    assert result["detail"].endswith(" TAIL")
-    assert "characters elided" in result["detail"]
+    assert sample_result["canaries"] == {
+        "integrity": "passed",
+        "must_pass": "passed",
+        "must_fail": "failed",
+    }
+    assert "tampering" not in sample_result
 
 
-def test_a_missing_report_is_none(tmp_path: Path) -> None:
-    assert parse_junit(tmp_path / "junit.xml") is None
-
-
-def test_a_truncated_report_is_none(junit_report_continued: Path, tmp_path: Path) -> None:
-    data = junit_report_continued.read_bytes()
-    truncated = tmp_path / "junit.xml"
-    truncated.write_bytes(data[: len(data) // 2])
-    assert parse_junit(truncated) is None
-    truncated.write_bytes(b"")
-    assert parse_junit(truncated) is None
-
-
-def test_a_report_with_no_tests_is_empty_not_none(tmp_path: Path) -> None:
-    report = tmp_path / "junit.xml"
-    report.write_text('<testsuites><testsuite name="pytest" tests="0"/></testsuites>')
-    assert parse_junit(report) == {}
-
-
-# ---- parse_ruff
-
-
-@pytest.fixture(scope="module")
-def ruff_output(tmp_path_factory: pytest.TempPathFactory) -> str:
-    root = tmp_path_factory.mktemp("ruff")
-    (root / "calc.py").write_text("import os\n\n\ndef add(a, b):\n    return a + b\n")
-    (root / "broken.py").write_text("def oops(:\n    pass\n")
-    result = proc.run(
-        [
-            sys.executable, "-m", "ruff", "check", "--isolated", "--output-format=json",
-            "--no-cache", "--exit-zero", ".",
-        ],
-        cwd=root,
-        timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 0, result.output
-    return result.output.replace(str(root), WORKSPACE)  # as the sandbox reports it
-
-
-def test_parse_ruff_reads_real_output(ruff_output: str) -> None:
-    findings = parse_ruff(ruff_output)
-    by_path = {(f["path"], f["code"]): f for f in findings}
-    unused = by_path[("calc.py", "F401")]
-    assert unused["tool"] == "ruff"
-    assert unused["line"] == 1
-    assert "os" in unused["message"]
-    syntax = [f for f in findings if f["path"] == "broken.py"]
-    # Older ruff leaves the code of a syntax error empty ("syntax"); newer says "invalid-syntax".
-    assert syntax and all(f["code"] in {"syntax", "invalid-syntax"} for f in syntax)
-    assert all(f["line"] >= 1 for f in syntax)
-
-
-def test_parse_ruff_skips_a_warning_before_the_json(ruff_output: str) -> None:
-    warned = "warning: `ruff` config is deprecated, see the docs\n" + ruff_output
-    assert parse_ruff(warned) == parse_ruff(ruff_output)
-
-
-def test_parse_ruff_on_a_clean_tree_is_empty() -> None:
-    assert parse_ruff("[]\n") == []
-    assert parse_ruff("") == []
-
-
-def test_parse_ruff_on_garbage_is_one_failure_finding() -> None:
-    findings = parse_ruff("error: ruff crashed [panic] while parsing\n")
-    assert len(findings) == 1
-    assert findings[0]["code"] == "ruff-failed"
-    assert findings[0]["tool"] == "ruff"
-    assert "ruff crashed" in findings[0]["message"]
-
-
-# ---- parse_mypy
-
-
-@pytest.fixture(scope="module")
-def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> str:
-    root = tmp_path_factory.mktemp("mypy")
-    (root / "typed.py").write_text("def f(x: int) -> str:\n    return x\n\n\nreveal_type(f)\n")
-    result = proc.run(
-        [
-            sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir=/dev/null",
-            "--show-error-codes", "--no-color-output", "--no-error-summary",
-            "--hide-error-context", "--no-pretty", "typed.py",
-        ],
-        cwd=root,
-        timeout=120,
-    )  # fmt: skip
-    assert result.returncode == 1, result.output
-    assert ": note: " in result.output  # the note the parser must ignore is really there
-    return result.output
-
-
-def test_parse_mypy_reads_real_output_and_ignores_notes(mypy_output: str) -> None:
-    findings = parse_mypy(mypy_output)
-    assert findings == [
-        {
-            "tool": "mypy",
-            "path": "typed.py",
-            "line": 2,
-            "code": "return-value",
-            "message": 'Incompatible return value type (got "int", expected "str")',
-        }
-    ]
-
-
-def test_parse_mypy_handles_columns_workspace_paths_and_missing_codes() -> None:
-    output = (
-        f'{WORKSPACE}/pkg/a.py:3:5: error: Name "y" is not defined  [name-defined]\n'
-        "pkg/b.py:10: error: Something without a code\n"
-        "pkg/b.py:11: note: See https://mypy.readthedocs.io\n"
+@needs_bwrap
+def test_a_collection_error_that_stops_the_run_is_one_error(
+    sandbox: BwrapSandbox, tmp_path: Path
+) -> None:
+    workspace = make_workspace(
+        tmp_path, {"test_sample.py": SAMPLE_TESTS, "test_broken.py": "import no_such_module\n"}
     )
-    assert parse_mypy(output) == [
-        {"tool": "mypy", "path": "pkg/a.py", "line": 3, "code": "name-defined",
-         "message": 'Name "y" is not defined'},
-        {"tool": "mypy", "path": "pkg/b.py", "line": 10, "code": "error",
-         "message": "Something without a code"},
-    ]  # fmt: skip
+    result = run_checks(
+        sandbox,
+        workspace,
+        test_command="python -m pytest",
+        lint=False,
+        types=False,
+        readonly=[],
+        limits=FAST,
+    )
+    assert result["status"] == "tests_failed", result["log_tail"]
+    assert list(result["tests"]) == ["test_broken"]
+    assert result["tests"]["test_broken"]["outcome"] == "error"
+    assert result["exit_code"] == 2  # interrupted by the collection error
 
 
-def test_parse_mypy_reports_a_crash_but_not_a_missing_mypy() -> None:
-    crashed = parse_mypy("mypy: error: Cannot find config file 'nope.ini'\n")
-    assert [f["code"] for f in crashed] == ["mypy-failed"]
-    assert parse_mypy("/usr/bin/python: No module named mypy\n") == []
-    assert parse_mypy("") == []
+def test_long_tracebacks_keep_their_head_and_tail() -> None:
+    text = "HEAD " + "x" * 20_000 + " TAIL"
+    kept = harness._head_tail(text, 4000)
+    assert len(kept) < 4200
+    assert kept.startswith("HEAD ") and kept.endswith(" TAIL")
+    assert "characters elided" in kept
 
 
 # ---- command_argv
 
 
-PINNED = ["-p", "no:cacheprovider", f"--junitxml={OUTPUTS}/junit.xml"]
+PINNED = ["-p", "no:cacheprovider", "--color=no", "-q"]
 
 
 @pytest.mark.parametrize(
@@ -312,10 +189,7 @@ PINNED = ["-p", "no:cacheprovider", f"--junitxml={OUTPUTS}/junit.xml"]
 def test_pytest_commands_get_the_pinned_options(command: str, user_part: list[str]) -> None:
     argv = checks.command_argv(command)
     assert argv[: len(user_part)] == user_part
-    pinned = argv[len(user_part) :]
-    assert pinned[: len(PINNED)] == PINNED
-    assert "junit_family=xunit2" in pinned
-    assert "--color=no" in pinned
+    assert argv[len(user_part) :] == PINNED  # no report file: the results come over a channel
 
 
 @pytest.mark.parametrize(
@@ -387,12 +261,19 @@ def test_run_checks_reports_each_test_and_each_finding(
     ruff = [f for f in result["findings"] if f["tool"] == "ruff"]
     assert [(f["path"], f["line"], f["code"]) for f in ruff] == [("calc.py", 1, "F401")]
     assert [f for f in result["findings"] if f["tool"] == "mypy"] == []
-    assert result["commands"][0].startswith("python -m pytest -p no:cacheprovider")
-    assert [c.split()[:3] for c in result["commands"][1:]] == [
-        ["python", "-m", "ruff"],
-        ["python", "-m", "mypy"],
+    # The gates first, as fixbot's own tools (`-I`: the workspace off sys.path), then the tests.
+    assert [c.split()[:4] for c in result["commands"][:2]] == [
+        [sys.executable, "-I", "-m", "ruff"],
+        [sys.executable, "-I", "-m", "mypy"],
     ]
-    assert "1 failed, 1 passed" in result["log_tail"]
+    assert result["commands"][2].startswith("python -m pytest -p no:cacheprovider")
+    assert [(c["name"], c["kind"], c["gate"], c["status"]) for c in result["checks"]] == [
+        ("lint", "ruff", True, "passed"),
+        ("types", "mypy", True, "passed"),
+        ("tests", "pytest", False, "tests_failed"),
+    ]
+    # pytest's own summary counts fixbot's three canaries too, one of them failing on purpose
+    assert "2 failed, 3 passed" in result["log_tail"]
     assert result["seconds"] > 0
     # The pinned report went to the outputs folder, never into the workspace.
     assert sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*")) == [
@@ -460,11 +341,41 @@ def test_a_test_run_past_the_timeout_is_a_timeout(sandbox: BwrapSandbox, tmp_pat
     )
     assert result["status"] == "timeout"
     assert result["tests"] == {}
-    assert result["seconds"] < 15
+    assert result["running"] == "test_slow.py::test_slow"  # the whole command's timeout says
 
 
 @needs_bwrap
-def test_pytest_that_writes_no_report_is_no_report(sandbox: BwrapSandbox, tmp_path: Path) -> None:
+def test_a_test_past_the_per_test_timeout_fails_and_the_rest_runs(
+    sandbox: BwrapSandbox, tmp_path: Path
+) -> None:
+    workspace = make_workspace(
+        tmp_path,
+        {
+            "test_slow.py": "import time\n\n\ndef test_slow():\n    time.sleep(1e9)\n\n\n"
+            "def test_next():\n    pass\n"
+        },
+    )
+    result = run_checks(
+        sandbox,
+        workspace,
+        test_command="python -m pytest",
+        lint=False,
+        types=False,
+        readonly=[],
+        limits=FAST,
+        test_timeout=1,
+    )
+    assert result["status"] == "tests_failed", result["log_tail"]
+    slow = result["tests"]["test_slow::test_slow"]
+    assert slow["outcome"] == "failed"
+    assert slow["message"] == "timed out after 1 s (in call)"
+    assert "time.sleep(1e9)" in slow["detail"]
+    assert result["tests"]["test_slow::test_next"]["outcome"] == "passed"
+    assert "running" not in result and "hung" not in result
+
+
+@needs_bwrap
+def test_pytest_that_never_reports_is_no_report(sandbox: BwrapSandbox, tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path, {"test_x.py": "def test_x():\n    pass\n"})
     result = run_checks(
         sandbox,
@@ -478,6 +389,26 @@ def test_pytest_that_writes_no_report_is_no_report(sandbox: BwrapSandbox, tmp_pa
     assert result["status"] == "no_report"
     assert result["exit_code"] == 4  # pytest's usage error
     assert result["tests"] == {}
+    assert "fixbot: fixbot's pytest plugin never reported" in result["log_tail"]
+
+
+@needs_bwrap
+def test_a_flood_from_a_command_that_is_not_pytest_keeps_its_verdict(
+    sandbox: BwrapSandbox, tmp_path: Path
+) -> None:
+    command = "python -c 'import sys; sys.stdout.write(\"z\" * 4_000_000); sys.exit(1)'"
+    workspace = make_workspace(tmp_path, {"calc.py": CALC})
+    result = run_checks(
+        sandbox,
+        workspace,
+        test_command=command,
+        lint=False,
+        types=False,
+        readonly=[],
+        limits=FAST,
+    )
+    assert result["status"] == "tests_failed"  # not output_exceeded: the exit code is the report
+    assert result["tests"][f"command: {command}"]["outcome"] == "failed"
 
 
 @needs_bwrap
@@ -508,3 +439,21 @@ def test_a_non_pytest_command_is_one_pseudo_test(
     assert result["tests"][test_id]["outcome"] == outcome
     assert result["tests"][test_id]["message"] == f"exit code {exit_code}"
     assert result["commands"] == [command]
+
+
+def test_two_node_ids_with_one_junit_id_keep_the_failure() -> None:
+    """`a/b.py::test_x` and `a.b.py::test_x` are both `a.b::test_x`: a clash never hides one."""
+    failing = {"outcome": "failed", "message": "no", "detail": "", "nodeid": "a/b.py::test_x"}
+    passing = {"outcome": "passed", "message": "", "detail": "", "nodeid": "a.b.py::test_x"}
+    for order in ((failing, passing), (passing, failing)):
+        run = harness.TestRun(
+            status="tests_failed",
+            tests={case["nodeid"]: case for case in order},  # type: ignore[misc]
+            problems=[],
+            running=None,
+            hung=[],
+            runs=[proc.Completed(("pytest",), 1, "", 0.1, False, 0)],
+            canaries={},
+        )
+        result = gates.pytest_result(["pytest"], run)
+        assert result["tests"] == {"a.b::test_x": failing}

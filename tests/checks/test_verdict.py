@@ -7,7 +7,9 @@ from collections.abc import Sequence
 import pytest
 
 from fixbot import records
-from fixbot.checks import new_findings, problems
+from fixbot.checks import new_findings, problems, require_completed
+from fixbot.checks.verdict import TAMPERED
+from fixbot.errors import EnvironmentProblem
 from fixbot.records import CheckResult, Finding
 
 
@@ -227,3 +229,73 @@ def test_problems_does_not_change_its_inputs() -> None:
     before = (repr(baseline), repr(attempt))
     problems(baseline, attempt)
     assert (repr(baseline), repr(attempt)) == before
+
+
+def test_a_tampered_run_is_never_a_pass_and_names_why_in_one_line() -> None:
+    """Whatever its tests say; the model is told only that, the reasons stay in the evidence."""
+    attempt = checked({"t::test_broken": "passed", "t::test_ok": "passed"}, status="tampered")
+    attempt["tampering"] = ["fixbot's canary must_fail was reported passed (it must be failed)"]
+    found = problems(checked(BASE), attempt)
+    assert found == [TAMPERED]
+    assert "canary" not in found[0]
+    assert TAMPERED == "the run's report was inconsistent with pytest's own; the attempt is refused"
+
+
+def test_a_timeout_names_the_test_that_was_running() -> None:
+    attempt = checked({}, status="timeout")
+    attempt["running"] = "tests/test_x.py::test_spins"
+    assert problems(checked(BASE), attempt) == [
+        "the test run did not complete: timeout while tests/test_x.py::test_spins was running"
+    ]
+
+
+def baseline_of(status: str, **extra: object) -> CheckResult:
+    result = checked({}, status=status)
+    result.update(extra)  # type: ignore[typeddict-item]
+    return result
+
+
+def test_a_baseline_the_repository_tampers_with_is_the_environments_problem() -> None:
+    reasons = ["pytest's own tally says 1 failed where the per-test results have 0"]
+    with pytest.raises(EnvironmentProblem) as raised:
+        require_completed(baseline_of("tampered", tampering=reasons))
+    assert "inconsistent with pytest's own" in str(raised.value)
+    assert "untouched commit" in str(raised.value)
+    assert reasons[0] in str(raised.value)
+
+
+def test_a_baseline_that_timed_out_names_the_running_test() -> None:
+    result = baseline_of("timeout", running="tests/test_x.py::test_spins")
+    with pytest.raises(EnvironmentProblem, match=r"timeout while tests/test_x.py::test_spins"):
+        require_completed(result)
+
+
+def test_a_baseline_with_a_hang_that_became_a_failure_completes() -> None:
+    """A hang stopped by the per-test timeout is a failing test: the model is asked."""
+    result = checked({"t::test_spins": "failed", "t::test_ok": "passed"})
+    result["tests"]["t::test_spins"]["message"] = "timed out after 60 s (in call)"
+    assert require_completed(result) is result
+
+
+def test_an_older_attempts_slimmed_result_keeps_why_it_was_refused() -> None:
+    full = checked({"t::test_broken": "failed", "t::test_ok": "passed"}, status="tampered")
+    full["tests"]["t::test_broken"]["nodeid"] = "t.py::test_broken"
+    full["tests"]["t::test_broken"]["detail"] = "a long traceback"
+    full.update(
+        tampering=["a report line was not written by fixbot's plugin"],
+        running="t.py::test_spins",
+        hung=["t.py::test_hangs"],
+        canaries={"integrity": "passed", "must_pass": "passed", "must_fail": "failed"},
+    )
+    slimmed = records.slim(full, ".fixbot/logs/t/attempt-1.json")
+    assert slimmed["tests"] == {
+        "t::test_broken": {
+            "outcome": "failed",
+            "message": "it failed",
+            "detail": "",
+            "nodeid": "t.py::test_broken",
+        }
+    }
+    for key in ("tampering", "running", "hung", "canaries"):
+        assert slimmed[key] == full[key]  # type: ignore[literal-required]
+    assert slimmed["log_ref"] == ".fixbot/logs/t/attempt-1.json"

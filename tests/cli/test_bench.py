@@ -233,6 +233,7 @@ def test_a_cost_is_read_where_the_result_carries_one() -> None:
 class FakeSandbox:
     name = "fake"
     layered = True
+    host_toolchain = True
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []

@@ -152,8 +152,10 @@ def test_a_whole_file_reply_that_also_rewrites_the_test_is_fixed_without_the_tes
     assert evidence["attempts"][0]["shape"] == "whole_file"
     assert "tests/test_calc.py was dropped" in evidence["attempts"][0]["notes"][0]
     prompt = server.requests[0]["messages"][-1]["content"]
-    assert prompt.rstrip().endswith(
-        "Reply with the complete corrected `calc.py` in one ```python block."
+    assert prompt.startswith(
+        "`calc.py` has a bug; the tests `tests.test_calc::test_mean`, "
+        "`tests.test_calc::test_mean_single` fail. "
+        "Reply with the complete corrected `calc.py` in one ```python block.\n"
     )
     assert server.requests[0]["temperature"] == 0.0
     assert_untouched(repo)

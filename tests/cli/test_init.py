@@ -119,7 +119,10 @@ def test_this_repositorys_own_ci_through_its_script(
     config = load_config(tmp_path)
     assert config.setup_command == "python -m pip install -q -e '.[dev]'"
     text = (tmp_path / ".fixbot.yml").read_text()
-    assert "# .github/workflows/ci.yml, job test, step '.ci/run' > .ci/run line 27" in text
+    # Each proposed check names where it came from: the script's line that runs it.
+    script = (ROOT / ".ci/run").read_text().splitlines()
+    line = script.index("python -m pytest") + 1
+    assert f"# .github/workflows/ci.yml, job test, step '.ci/run' > .ci/run line {line}" in text
     for left in ("apt-get update -qq", "bash .ci/docker-setup.sh", "su postgres -c"):
         assert f": {left}" in text, left
     assert "installs system packages (apt-get)" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,13 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from fixbot.checks.verdict import TAMPERED
 from fixbot.config import Budget, Config, Gates, Verification
 from fixbot.edits import NO_CHANGE
 from fixbot.loop import Deps, build_graph, initial_state, recursion_limit
 from fixbot.snapshot import Snapshot, protect, repo_files
 from tests.conftest import EXAMPLE
-from tests.fakes import GOOD, Outcomes, PlayedSandbox, ScriptedModel, reply, wrong
+from tests.fakes import GOOD, Findings, Outcomes, PlayedSandbox, ScriptedModel, reply, wrong
 
 TESTS = ("tests.test_calc::test_add", "tests.test_calc::test_mean", "tests.test_calc::test_clamp")
 CONFIG = Config(
@@ -40,10 +42,12 @@ def run(
     config: Config = CONFIG,
     *,
     played: Outcomes = outcomes,
+    forges: Callable[[Path], bool] | None = None,
     seconds_left: float | None = None,
     model: ScriptedModel | None = None,
     extra_files: dict[str, str] | None = None,
     hint: str = "",
+    lint: Findings | None = None,
 ) -> tuple[Any, Any, Any]:
     """(final state, the scripted model, the played sandbox) of one run to its end or pause;
     `seconds_left`: the wall clock the run starts with (default: the config's); `model`: a
@@ -59,7 +63,7 @@ def run(
     )
     model = model or ScriptedModel([])
     model.replies.extend(replies)
-    sandbox = PlayedSandbox(played)
+    sandbox = PlayedSandbox(played, forges=forges, **({} if lint is None else {"lint": lint}))
     deps = Deps(
         model=model,
         sandbox=sandbox,
@@ -123,6 +127,45 @@ def test_a_malformed_reply_is_rejected_and_the_next_one_runs(tmp_path: Path) -> 
     assert second["verdict"] == "pass" and final["status"] == "fixed"
     assert "the reply contains no edit" in model.asked[1][-1]["content"]
     assert sum("pytest" in argv for argv in sandbox.runs) == 5  # the rejected one never ran
+
+
+LIES = reply(
+    "--- a/calc.py\n+++ b/calc.py\n@@ -12,1 +12,2 @@\n"
+    "-    return sum(values) / (len(values) + 1)\n"
+    "+    print('lying to the report')  # LIES\n"
+    "+    return sum(values) / (len(values) + 1)\n"
+)
+
+
+def lies(tree: Path) -> bool:
+    return "# LIES" in (tree / "calc.py").read_text()
+
+
+def test_a_tampered_run_is_refused_like_a_policy_refusal_and_the_real_fix_ships(
+    tmp_path: Path,
+) -> None:
+    """Tampering costs the attempt it was found in, never the run: the model is told in one
+    line, without the reasons (they are in the evidence), and the next, honest attempt ships."""
+    final, model, _ = run(tmp_path, [LIES, GOOD], forges=lies)
+    first, second = final["attempts"]
+    assert first["verdict"] == "fail"
+    assert first["problems"] == [TAMPERED]
+    check = first["check"]
+    assert check["status"] == "tampered" and check["tests"] == {}
+    assert any("not written by fixbot's plugin" in p for p in check["tampering"])
+    feedback = model.asked[1][-1]["content"]
+    assert TAMPERED in feedback
+    assert "fixbot's plugin" not in feedback and "canary" not in feedback
+    assert second["verdict"] == "pass" and final["status"] == "fixed"
+    assert final["verification"]["status"] == "passed"
+
+
+def test_a_model_that_keeps_lying_escalates_as_stuck_within_its_attempts(tmp_path: Path) -> None:
+    final, model, _ = run(tmp_path, [LIES] * 4, forges=lies)
+    assert final["status"] == "escalated" and final["escalation"] == "stuck"
+    assert final["reason"] == "stuck: attempt 3 repeats attempt 2 (100% similar)"
+    assert [a["problems"] for a in final["attempts"]] == [[TAMPERED]] * 3
+    assert len(model.asked) == 3
 
 
 def test_a_protected_path_is_refused_and_never_run(tmp_path: Path) -> None:
@@ -194,7 +237,8 @@ def test_the_first_prompt_asks_for_the_small_file_whole_at_temperature_0(tmp_pat
     )
     assert task["content"].startswith(
         "`calc.py` has a bug; the test `tests.test_calc::test_mean` fails. "
-        "Reply with the complete corrected `calc.py` in one ```python block.\n\ncalc.py:\n```python\n"
+        "Reply with the complete corrected `calc.py` in one ```python block.\n\n"
+        "calc.py:\n```python\n"
     )
     assert task["content"].endswith(CALC.rstrip("\n") + "\n```\n")
     assert "What the tests check" not in task["content"] and "def test_" not in task["content"]

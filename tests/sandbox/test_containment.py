@@ -11,7 +11,6 @@ in its name exists on the host outside the workspace.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -695,50 +694,37 @@ def test_a_committed_link_at_a_readonly_path_does_not_expose_the_host(
     assert canary not in seen
 
 
-def test_a_report_linked_to_a_host_file_is_not_read(hostile: Hostile, tmp_path: Path) -> None:
-    canary = f"fixbot-report-secret-{uuid.uuid4().hex}"
-    host_report = tmp_path / "host-report.xml"
-    host_report.write_text(f'<testsuite><testcase classname="leak" name="{canary}"/></testsuite>')
-    outcome = hostile.run("junit_link", host_report=str(host_report))
-    assert outcome.probe.get("linked"), outcome.probe
-    assert outcome.result is not None
-    assert canary not in json.dumps(outcome.result)
+def test_forged_lines_on_the_report_channel_are_caught(hostile: Hostile) -> None:
+    outcome = hostile.run("channel_forge")
+    forged = outcome.probe.get("forged", [])
+    assert ("pipe" if hostile.sandbox.passes_fds else "socket") in forged, outcome.probe
+    result = outcome.result
+    assert result is not None and result["status"] == "tampered", result
+    assert any("not written by fixbot's plugin" in p for p in result["tampering"])
+    assert result["tests"] == {}  # nothing of a tampered run is believed
 
 
-def test_a_report_left_as_a_fifo_does_not_hang_fixbot(hostile: Hostile) -> None:
-    done: list[Outcome] = []
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            done.append(hostile.run("junit_fifo"))
-        except BaseException as exc:
-            failed.append(exc)
-
-    runner = threading.Thread(target=run, daemon=True)
-    runner.start()
-    runner.join(6)
-    hung = runner.is_alive()
-    if hung:
-        # Let the blocked reader go (a writer that closes at once), so that the suite carries on.
-        for fifo in Path(tempfile.gettempdir()).glob("fixbot-out-*/junit.xml"):
-            with contextlib.suppress(OSError):
-                os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
-        runner.join(30)
-    if failed:
-        raise failed[0]
-    assert not hung, "fixbot blocked reading a FIFO the hostile code left as its report"
-    (outcome,) = done
-    assert outcome.probe.get("fifo"), outcome.probe
-    assert outcome.result is not None and outcome.result["status"] == "no_report"
-
-
-def test_a_huge_report_does_not_blow_up_fixbots_memory(hostile: Hostile) -> None:
+def test_a_flood_of_the_report_channel_is_bounded_and_named(hostile: Hostile) -> None:
     rss_before = _peak_rss_reset()
-    outcome = hostile.run("junit_huge", report_mb=15)
+    outcome = hostile.run("channel_flood", flood_mb=96)
     peak_growth_mb = (_status_kb("VmHWM") - rss_before) / 1024
-    assert outcome.probe.get("report_bytes", 0) >= 14 * 1024 * 1024, outcome.probe
+    assert outcome.probe.get("flooded", 0) >= 96 * 1024 * 1024, outcome.probe
+    assert not outcome.completed.timed_out  # the writer never blocked on a full channel
     assert peak_growth_mb < 64, f"fixbot grew by {peak_growth_mb:.0f} MB"
+    result = outcome.result
+    assert result is not None and result["status"] == "tampered", result
+    assert any(p.startswith("the report channel overflowed") for p in result["tampering"])
+
+
+def test_a_line_cut_short_is_not_read_and_the_timeout_names_the_test(hostile: Hostile) -> None:
+    limits = Limits(timeout_seconds=4, memory_mb=512, cpus=1.0)
+    outcome = hostile.run("channel_cut", limits=limits)
+    assert outcome.probe.get("cut"), outcome.probe
+    assert outcome.completed.timed_out
+    result = outcome.result
+    assert result is not None and result["status"] == "timeout", result
+    assert "tampering" not in result  # half a line is the kill's doing, not a forgery
+    assert result["running"] == "tests/test_hostile.py::test_hostile"
 
 
 NOBODY_PROBE = """
