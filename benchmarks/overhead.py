@@ -28,6 +28,7 @@ from fixbot.loop import nodes
 from fixbot.runs import FixRequest, run_fix, sqlite_checkpointer
 from fixbot.sandbox import BwrapSandbox
 from fixbot.snapshot import pin_commit
+from fixbot.window import ContextWindow
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "calc"
 
@@ -38,6 +39,7 @@ class InstantModel:
     def __init__(self) -> None:
         self.calls = 0
         self.seconds = 0.0
+        self.window = ContextWindow()
 
     def complete(
         self,
@@ -45,6 +47,7 @@ class InstantModel:
         *,
         temperature: float | None = None,
         deadline: float | None = None,
+        max_tokens: int | None = None,
     ) -> Reply:
         start = time.perf_counter()
         self.calls += 1

@@ -112,6 +112,15 @@ class Parallel:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    # Attempt 1 asks at the first (0: deterministic), a retry at the second, and each strike
+    # (a repeat, a reply that changes nothing) moves the next attempt one step further.
+    temperatures: tuple[float, ...] = field(
+        default=(0.0, 0.5, 0.8), metadata={"items": {"minimum": 0, "maximum": 2}, "minItems": 1}
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     checks: tuple[CheckSpec, ...] = ()  # the CI's checks, in its order (replaces the next two)
     test_command: str = field(default=DEFAULT_TEST_COMMAND, metadata={"shell_words": True})
@@ -137,9 +146,13 @@ class Config:
     stuck: Stuck = Stuck()
     retention_days: int = _bounded(30, minimum=1, maximum=3650)  # `fixbot prune` default age
     prompt_budget_tokens: int = _bounded(8000, minimum=1000, maximum=200_000)  # task prompt
+    # The model's context window: the whole request (every message and the reply reserve)
+    # fits it. None: as the endpoint states it, else 8,192.
+    model_context_tokens: int | None = _bounded(None, minimum=1024, maximum=10_000_000)
     reflection: bool = False  # a separate diagnosis call before each retry (measured: README)
     parallel: Parallel = Parallel()  # K candidates at once after the first failed attempt
     never_fix_branches: tuple[str, ...] = ()  # the Action: branch globs never fixed
+    sampling: Sampling = Sampling()  # the temperatures one attempt at a time asks at
     source: str | None = field(default=None, metadata={"internal": True})
 
     @property
@@ -161,6 +174,7 @@ class Config:
         data["parallel"]["temperatures"] = list(self.parallel.temperatures)
         if isinstance(self.setup_command, tuple):
             data["setup_command"] = list(self.setup_command)
+        data["sampling"]["temperatures"] = list(self.sampling.temperatures)
         return data
 
 

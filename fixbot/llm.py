@@ -2,8 +2,16 @@
 
 This is the only module that imports `openai`. The SDK's own retries are switched off so that
 the retry policy is ours and pinned: 429, 5xx, connection errors and timeouts are retried with
-exponential backoff (or the server's `Retry-After`); any other 4xx fails at once. Every failure
-that reaches the caller is a `ModelUnreachable`, and no message or repr ever carries the API key.
+exponential backoff (or the server's `Retry-After`), a try after a timeout with twice the time
+(a slow server is busy with the try that timed out); any other 4xx fails at once. A request the
+server refuses as too long for the model's window is `ContextExceeded` (with the window and the
+count the server named), never retried as is: the caller rebuilds the prompt for that window.
+Every other failure that reaches the caller is a `ModelUnreachable`, and no message or repr
+ever carries the API key.
+
+Each model knows its context window (`window`): configured, else stated by the endpoint
+(`discover_window`: vLLM's and LM Studio's /v1/models, llama.cpp's /props, Ollama's
+/api/show), else 8,192 tokens; a refusal teaches the caller a smaller one.
 """
 
 from __future__ import annotations
@@ -19,7 +27,15 @@ import openai
 import structlog
 from openai.types.chat import ChatCompletion
 
-from fixbot.errors import ModelUnreachable
+from fixbot.errors import FixbotError, ModelUnreachable
+from fixbot.window import (
+    MAX_REPLY_TOKENS,
+    ContextRefusal,
+    ContextWindow,
+    context_refusal,
+    estimate_tokens,
+    window_in,
+)
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
@@ -44,6 +60,7 @@ class Reply:
 
 class Model(Protocol):
     name: str
+    window: ContextWindow  # what fixbot knows of the model's context window
 
     def complete(
         self,
@@ -59,12 +76,7 @@ class Model(Protocol):
         ...
 
 
-MAX_REPLY_TOKENS = 2048  # a reply is a diagnosis and a diff; the most a call asks for
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough count (four characters a token) for servers that report no usage."""
-    return math.ceil(len(text) / 4)
+__all__ = ["MAX_REPLY_TOKENS", "estimate_tokens"]  # kept here too for the model's callers
 
 
 def backoff_delay(retry: int, *, backoff_seconds: float, retry_after: float | None) -> float:
@@ -76,6 +88,15 @@ def backoff_delay(retry: int, *, backoff_seconds: float, retry_after: float | No
 
 class DeadlinePassed(ModelUnreachable):
     """The run's wall clock ran out while a model call (or its retries) was pending."""
+
+
+class ContextExceeded(FixbotError):
+    """The server refused the request as too long for the model's context window: not a
+    model that is unreachable, a prompt to rebuild for the window the refusal names."""
+
+    def __init__(self, message: str, refusal: ContextRefusal) -> None:
+        super().__init__(message)
+        self.refusal = refusal
 
 
 class OpenAIModel:
@@ -92,6 +113,7 @@ class OpenAIModel:
         backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         max_tokens: int = MAX_REPLY_TOKENS,
+        context_tokens: int | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
@@ -104,6 +126,10 @@ class OpenAIModel:
         self.max_tokens = max_tokens  # a reply is a diagnosis and a diff: cap runaway output
         self._sleep = sleep
         self._secret = api_key or ""
+        self._timed_out_after = timeout_seconds  # the last try that timed out, for its error
+        self.window = (
+            ContextWindow(context_tokens, "configured") if context_tokens else ContextWindow()
+        )
         self._client = openai.OpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,
@@ -160,8 +186,9 @@ class OpenAIModel:
     ) -> ChatCompletion:
         payload = cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages])
         attempts = self.max_retries + 1
+        patience = self.timeout_seconds
         for attempt in range(attempts):
-            timeout = self._time_left(deadline)
+            timeout = self._time_left(deadline, patience)
             try:
                 return self._client.chat.completions.create(
                     model=self.name,
@@ -171,6 +198,13 @@ class OpenAIModel:
                     timeout=timeout,
                 )
             except openai.APIStatusError as err:
+                refusal = context_refusal(_message(err), _body(err))
+                if refusal is not None:
+                    raise ContextExceeded(
+                        f"model endpoint {self.base_url} refused the request as too long "
+                        f"for the model's context window: {self._describe(err)}",
+                        refusal,
+                    ) from None
                 if not _is_retryable_status(err.status_code):
                     raise ModelUnreachable(
                         f"model endpoint {self.base_url} refused the request: {self._describe(err)}"
@@ -179,6 +213,11 @@ class OpenAIModel:
                 retry_after = _retry_after_seconds(err.response.headers.get("retry-after"))
             except openai.APIConnectionError as err:  # includes APITimeoutError
                 last_error, retry_after = err, None
+                if isinstance(err, openai.APITimeoutError):
+                    # A slow server is most often busy with the try that timed out: the next
+                    # one waits twice as long instead of queueing behind it again and again.
+                    self._timed_out_after = timeout
+                    patience *= 2
             except openai.APIError as err:  # a reply the SDK could not make sense of
                 raise ModelUnreachable(
                     f"model endpoint {self.base_url} gave an unusable reply: {self._describe(err)}"
@@ -204,30 +243,69 @@ class OpenAIModel:
             f"last error: {self._describe(last_error)}"
         )
 
-    def _time_left(self, deadline: float | None) -> float:
-        """Seconds this try may take: the per-call timeout, or less before the deadline."""
+    def _time_left(self, deadline: float | None, patience: float | None = None) -> float:
+        """Seconds this try may take: `patience` (the per-call timeout, doubled after each
+        try that timed out), or less before the deadline."""
+        wanted = self.timeout_seconds if patience is None else patience
         if deadline is None:
-            return self.timeout_seconds
+            return wanted
         left = deadline - time.time()
         if left <= 0:
             raise DeadlinePassed(
                 f"the run's wall-clock deadline passed while waiting for {self.base_url}"
             )
-        return min(self.timeout_seconds, left)
+        return min(wanted, left)
 
     def _describe(self, err: openai.APIError) -> str:
         """One line about `err`, with the API key scrubbed in case a server echoed it."""
         if isinstance(err, openai.APIStatusError):
-            body = err.body
-            message = body.get("message") if isinstance(body, Mapping) else None
-            text = f"HTTP {err.status_code}: {message if isinstance(message, str) else err.message}"
+            text = f"HTTP {err.status_code}: {_message(err)}"
         elif isinstance(err, openai.APITimeoutError):
-            text = f"timed out after {self.timeout_seconds:g} s"
+            text = f"timed out after {self._timed_out_after:g} s"
         elif isinstance(err, openai.APIConnectionError) and err.__cause__ is not None:
             text = f"connection error: {err.__cause__}"
         else:
             text = err.message
         return text.replace(self._secret, "[redacted]") if self._secret else text
+
+    def discover_window(self) -> ContextWindow:
+        """The window the endpoint states for this model (its /v1/models entry, llama.cpp's
+        /props, Ollama's /api/show; each asked once, briefly, failures ignored), kept as
+        `window`; the default when none says."""
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        asks: list[tuple[str, str, dict[str, str] | None]] = [
+            ("get", f"{self.base_url.rstrip('/')}/models", None),
+            ("get", f"{root}/props", None),
+            ("post", f"{root}/api/show", {"model": self.name}),
+        ]
+        for method, url, body in asks:
+            try:
+                if method == "get":
+                    answer = self._client.get(url, cast_to=object, options={"timeout": 5.0})
+                else:
+                    answer = self._client.post(
+                        url, cast_to=object, body=body, options={"timeout": 5.0}
+                    )
+            except (openai.APIError, ValueError):
+                continue
+            tokens = window_in(answer, self.name)
+            if tokens:
+                self.window = ContextWindow(tokens, f"the endpoint ({url.rsplit('/', 1)[-1]})")
+                break
+        log.info(
+            "model_window", model=self.name, tokens=self.window.tokens, source=self.window.source
+        )
+        return self.window
+
+
+def _message(err: openai.APIStatusError) -> str:
+    body = err.body
+    message = body.get("message") if isinstance(body, Mapping) else None
+    return message if isinstance(message, str) else err.message
+
+
+def _body(err: openai.APIStatusError) -> Mapping[str, object] | None:
+    return err.body if isinstance(err.body, Mapping) else None
 
 
 def _is_retryable_status(status: int) -> bool:

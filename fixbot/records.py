@@ -162,6 +162,10 @@ class Attempt(TypedDict):
     verdict: Verdict
     problems: list[str]
     check: CheckResult | None
+    # How it was asked ("whole_file": the complete file named; "diff"), and what became of
+    # parts of its reply (a dropped edit of a protected test): both absent before fixbot 0.2.
+    shape: NotRequired[str]
+    notes: NotRequired[list[str]]
 
 
 def round_firsts(attempts: Sequence[Attempt]) -> list[int]:

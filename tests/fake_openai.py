@@ -9,11 +9,20 @@ Each POST /v1/chat/completions consumes the next script entry: a string is the a
 reply, a `Fail` is an HTTP error in OpenAI's error shape, and a callable is given the request
 body and returns either. An exhausted script answers HTTP 400 "script exhausted", so tests
 notice calls they did not expect.
+
+A server with a small window (`window=N`) counts each request as a real one would (its
+messages at `chars_per_token` characters a token, a few tokens for each message's template,
+plus `max_tokens`) and refuses one past N with HTTP 400 and the real message, without taking
+a script entry: vLLM's and OpenAI's ("This model's maximum context length is ..."), or with
+`refusal="llama.cpp"` llama.cpp's server's (`exceed_context_size_error`, the counts in the
+error's body). `model_card` adds fields to the model's /v1/models entry (vLLM's
+`max_model_len`, ...).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import socket
 import threading
 import time
@@ -33,9 +42,12 @@ class Fail:
     status: int
     message: str = "scripted failure"
     retry_after: float | None = None
+    kind: str = ""  # the error's type; "" for the usual one of its status
+    extra: dict[str, Any] | None = None  # more fields of the error object
 
 
 ScriptEntry = str | Fail | Callable[[dict[str, Any]], str | Fail]
+TEMPLATE_TOKENS = 4  # what a chat template adds around each message
 
 _ERROR_TYPES = {401: "invalid_request_error", 429: "requests"}
 _ERROR_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
@@ -58,11 +70,20 @@ class ScriptedOpenAI:
         *,
         usage: bool = True,
         delay_seconds: float = 0.0,
+        window: int | None = None,
+        chars_per_token: float = 2.0,
+        refusal: str = "openai",
+        model_card: dict[str, Any] | None = None,
     ) -> None:
         self.script = list(script)
         self.usage = usage
         self.delay_seconds = delay_seconds
+        self.window = window
+        self.chars_per_token = chars_per_token
+        self.refusal = refusal
+        self.model_card = dict(model_card or {})
         self.requests: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []  # requests refused as too long for the window
         self.base_url = ""
         self._completions = 0
         self._next = 0
@@ -99,8 +120,42 @@ class ScriptedOpenAI:
         self._server.server_close()
         self._thread.join(timeout=5)
 
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """What the request's messages count, as this server's tokenizer would."""
+        messages = _messages(body)
+        chars = sum(len(str(m.get("content", ""))) for m in messages)
+        return math.ceil(chars / self.chars_per_token) + TEMPLATE_TOKENS * len(messages)
+
+    def _too_long(self, body: dict[str, Any]) -> Fail | None:
+        """The real refusal of a request past the window, or None when it fits."""
+        if self.window is None:
+            return None
+        prompt = self.prompt_tokens(body)
+        completion = int(body.get("max_tokens") or 0)
+        if prompt + completion <= self.window:
+            return None
+        if self.refusal == "llama.cpp":
+            return Fail(
+                400,
+                "the request exceeds the available context size. try increasing the context "
+                "size or enable context shift",
+                kind="exceed_context_size_error",
+                extra={"n_prompt_tokens": prompt, "n_ctx": self.window},
+            )
+        return Fail(
+            400,
+            f"This model's maximum context length is {self.window} tokens. However, you "
+            f"requested {prompt + completion} tokens ({prompt} in the messages, {completion} "
+            "in the completion). Please reduce the length of the messages or completion.",
+        )
+
     def _take(self, body: dict[str, Any]) -> str | Fail:
         """Records the request and returns its scripted answer."""
+        refused = self._too_long(body)
+        if refused is not None:
+            with self._lock:
+                self.refused.append(body)
+            return refused
         with self._lock:
             self.requests.append(body)
             if self._next >= len(self.script):
@@ -143,16 +198,15 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
 
 
-def _error_body(status: int, message: str) -> dict[str, Any]:
+def _error_body(status: int, message: str, fail: Fail | None = None) -> dict[str, Any]:
     kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return {
-        "error": {
-            "message": message,
-            "type": kind,
-            "param": None,
-            "code": _ERROR_CODES.get(status),
-        }
+    error = {
+        "message": message,
+        "type": (fail.kind if fail and fail.kind else kind),
+        "param": None,
+        "code": _ERROR_CODES.get(status),
     }
+    return {"error": {**error, **((fail.extra or {}) if fail else {})}}
 
 
 class _Server(ThreadingHTTPServer):
@@ -171,6 +225,7 @@ def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
                 model = {"id": SCRIPTED_MODEL, "object": "model", "created": 0, "owned_by": "tests"}
+                model |= server.model_card
                 self._send_json(200, {"object": "list", "data": [model]})
             else:
                 self._send_json(404, _error_body(404, f"no route GET {self.path}"))
@@ -193,7 +248,8 @@ def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 headers = {}
                 if answer.retry_after is not None:
                     headers["Retry-After"] = f"{answer.retry_after:g}"
-                self._send_json(answer.status, _error_body(answer.status, answer.message), headers)
+                body_out = _error_body(answer.status, answer.message, answer)
+                self._send_json(answer.status, body_out, headers)
             else:
                 self._send_json(200, server._completion(body, answer))
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixbot.llm import DeadlinePassed, Reply
+from fixbot.llm import ContextExceeded, DeadlinePassed, Reply
 from fixbot.proc import Completed
 from fixbot.sandbox import DEFAULT_LIMITS, Limits, RunSpec, Sandbox
+from fixbot.window import ContextRefusal, ContextWindow
 
 # --- scripted replies for the bundled example (examples/calc: mean divides by len + 1) ------
 
@@ -71,7 +72,9 @@ def wrong(n: int) -> str:
 @dataclass
 class ScriptedModel:
     """The Model protocol without a server: each call takes the next scripted reply (an
-    exhausted script fails the test loudly) and records what it was asked."""
+    exhausted script fails the test loudly) and records what it was asked. With
+    `refuse_over` (characters), a longer request is refused as a server with a window of
+    `refused_window` tokens would, counting two characters a token (`refused` records it)."""
 
     replies: list[str]
     name: str = "scripted-model"
@@ -79,6 +82,15 @@ class ScriptedModel:
     completion_tokens: int = 50
     asked: list[list[dict[str, str]]] = field(default_factory=list)
     temperatures: list[float | None] = field(default_factory=list)
+    window: ContextWindow = field(default_factory=ContextWindow)
+    max_tokens: list[int | None] = field(default_factory=list)
+    refused_window: int = 0  # 0: no window
+    refused: list[list[dict[str, str]]] = field(default_factory=list)
+
+    @staticmethod
+    def counted(messages: Sequence[Mapping[str, str]]) -> int:
+        """The request's tokens as the windowed double counts them: two characters each."""
+        return sum(len(m["content"]) for m in messages) // 2
 
     def complete(
         self,
@@ -90,10 +102,17 @@ class ScriptedModel:
     ) -> Reply:
         if deadline is not None and time.time() >= deadline:
             raise DeadlinePassed("the deadline passed before the call")
+        counted = self.counted(messages)
+        if self.refused_window and counted + (max_tokens or 0) > self.refused_window:
+            self.refused.append([dict(m) for m in messages])
+            refusal = ContextRefusal(self.refused_window, counted)
+            raise ContextExceeded(f"HTTP 400: {counted} tokens in the messages", refusal)
         if not self.replies:
             raise AssertionError(f"the script is exhausted after {len(self.asked)} calls")
         self.asked.append([dict(m) for m in messages])
         self.temperatures.append(temperature)
+        self.max_tokens.append(max_tokens)
+        assert not self.refused_window or counted + (max_tokens or 0) <= self.refused_window
         text = self.replies.pop(0)
         return Reply(text, self.name, self.prompt_tokens, self.completion_tokens, False)
 

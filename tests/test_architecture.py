@@ -15,12 +15,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
 # What each part of the package may import of fixbot (besides itself): the pipeline, top down.
 # Foundation modules import only one another; a package sees the layers above it in this table.
 FOUNDATION = {
-    "errors", "log", "proc", "secrets", "config", "llm", "paths", "records", "inert",
+    "errors", "log", "proc", "secrets", "config", "llm", "window", "paths", "records", "inert",
     "checkspec", "commandline", "shellsyntax",
 }  # fmt: skip
 LAYERS: dict[str, set[str]] = {
     # L0 foundation: the exception tree, logging, the subprocess helper, secrets, the config,
-    # the model client, the .fixbot/ layout, the records kept in checkpoints and evidence
+    # the model client and its context window, the .fixbot/ layout, the records kept in
+    # checkpoints and evidence
     **{name: FOUNDATION for name in FOUNDATION},
     # L1 material: the commit and its copies, the sandboxes, a reply made a patch
     "snapshot": FOUNDATION | {"edits"},

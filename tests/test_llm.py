@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from fixbot.errors import EnvironmentProblem, ModelUnreachable
-from fixbot.llm import DeadlinePassed, Model, OpenAIModel, Reply, backoff_delay
+from fixbot.llm import ContextExceeded, DeadlinePassed, Model, OpenAIModel, Reply, backoff_delay
+from fixbot.window import ContextRefusal, ContextWindow
 from tests.fake_openai import Fail, ScriptedOpenAI, ScriptEntry, unused_local_url
 
 SECRET = "sk-fixbot-test-DISTINCTIVE-7f3a9c"
@@ -60,7 +61,7 @@ def test_missing_usage_is_estimated_from_characters() -> None:
         reply = model.complete(MESSAGES)
 
     prompt_chars = len("You fix builds.") + len("The test fails.")  # 30
-    assert (reply.prompt_tokens, reply.completion_tokens) == (-(-prompt_chars // 4), 2)
+    assert (reply.prompt_tokens, reply.completion_tokens) == (-(-prompt_chars // 3), 2)
     assert reply.estimated
 
 
@@ -229,3 +230,51 @@ def test_a_deadline_already_past_makes_no_request() -> None:
             model.complete([{"role": "user", "content": "hi"}], deadline=time.time() - 1)
         model.close()
         assert server.requests == []
+
+
+@pytest.mark.parametrize("refusal", ["openai", "llama.cpp"])
+def test_a_request_too_long_for_the_window_is_context_exceeded_never_unreachable(
+    refusal: str,
+) -> None:
+    long = [{"role": "user", "content": "x" * 4_000}]  # 2,000 tokens to the fake, and 2,048
+    with (
+        ScriptedOpenAI(["never"], window=3_000, refusal=refusal) as server,
+        model_at(server.base_url) as (model, sleeps),
+        pytest.raises(ContextExceeded) as refused,
+    ):
+        model.complete(long)
+    assert not isinstance(refused.value, ModelUnreachable)  # not an environment error, exit 3
+    assert refused.value.refusal == ContextRefusal(3_000, 2_004)
+    assert "too long for the model's context window" in str(refused.value)
+    assert len(server.refused) == 1 and sleeps == []  # asked once: a retry as is cannot fit
+
+
+def test_the_window_is_the_configured_one_else_what_the_endpoint_states() -> None:
+    with ScriptedOpenAI([], model_card={"max_model_len": 4096}) as server:
+        with model_at(server.base_url, context_tokens=16_384) as (configured, _):
+            assert configured.window == ContextWindow(16_384, "configured")
+        with model_at(server.base_url) as (model, _):
+            assert model.window == ContextWindow()  # nothing asked yet: the default
+            found = model.discover_window()
+    assert found.tokens == 4096 and model.window is found
+    assert found.source == "the endpoint (models)"
+
+
+def test_an_endpoint_that_states_no_window_leaves_the_default() -> None:
+    # /v1/models without a window field, /props and /api/show not there (404).
+    with ScriptedOpenAI([]) as server, model_at(server.base_url) as (model, _):
+        assert model.discover_window() == ContextWindow()
+    with model_at(unused_local_url(), max_retries=0) as (nowhere, _):
+        assert nowhere.discover_window() == ContextWindow()  # unreachable: the default too
+
+
+def test_a_try_after_a_timeout_waits_twice_as_long() -> None:
+    # The server takes 3 s; the first try may take 2 s, the second 4 s (a second wait of
+    # 2 s, the per-call timeout, would time out again, and again on every retry).
+    with (
+        ScriptedOpenAI(["late", "in time"], delay_seconds=3.0) as server,
+        model_at(server.base_url, timeout_seconds=2.0, max_retries=1) as (model, sleeps),
+    ):
+        reply = model.complete(MESSAGES)
+    assert reply.text == "in time" and len(server.requests) == 2
+    assert sleeps == [1.0]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from fixbot.edits.fences import extract_diff
 from fixbot.edits.minimize import HunkRef, hunks, without
 from fixbot.edits.patch import (
+    NO_CHANGE,
     DiffRejected,
     FileChange,
     Patch,
@@ -27,6 +28,7 @@ from fixbot.edits.reply import NO_EDIT, Reader, parse_edits, parse_reply
 from fixbot.edits.unified import plan_patch
 
 __all__ = [
+    "NO_CHANGE",
     "NO_EDIT",
     "DiffRejected",
     "FileChange",

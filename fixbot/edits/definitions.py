@@ -1,120 +1,269 @@
-"""Fenced blocks of code: whole top-level definitions of a file, or the whole file.
+"""Blocks of code: whole top-level definitions of a file, or the whole file.
 
-A block names its file in the info string (```python calc.py) or on the line before the fence; a
-```python block that names no file counts when exactly one file defines all its definitions.
-Each definition replaces the one of the same name; a block holding every definition and
-statement of the file is the whole file.
+A block that names no file counts when exactly one file defines its definitions (all of them,
+else some: a fix that adds a helper). Each definition replaces the one of the same name, and a
+new one joins before them; a block holding every definition of the file and other statements
+is the whole file (the file's imports it lacks kept). A block defining nothing the file
+defines is no edit of it.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-
-from fixbot.edits.search_replace import PATH_LINE
+from typing import TypeGuard
 
 Reader = Callable[[str], str | None]
 
-_FENCE = re.compile(r"^(`{3,}|~{3,})\s*([^\s`]*)\s*([^\s`]*)\s*$")
 
-
-@dataclass(frozen=True)
-class Block:
-    path: str | None  # named in the info string or on the line before the fence
-    body: str
-
-
-def owner(body: str, files: Sequence[str], read: Reader) -> str | None:
-    """The one Python file that defines every top-level function or class the block defines
-    (a block that names no file); None when none does, or more than one."""
+def owned_parts(body: str, files: Sequence[str], read: Reader) -> list[tuple[str, str]]:
+    """The files a block that names no file is for, and the part of it for each: the one
+    Python file defining all its functions and classes (its tries, `test*`, aside) takes the
+    whole block; else each definition goes to the one file defining it (a small model sends
+    the test's helpers and the fixed function in one block), a new one (a helper) with the
+    definition after it, and the block's imports with every part. [] when a definition is
+    defined by several files, or none of them by any."""
     try:
-        names = set(_definitions(ast.parse(body)))
+        tree = ast.parse(body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+        return []
+    spans = _definitions(tree)
+    names = {n for n in spans if not n.startswith("test")} or set(spans)
     if not names:
-        return None
-    owners = []
+        return []
+    defined = _defined_in(files, read, set(spans))
+    every = [path for path, found in defined.items() if names <= found]
+    if len(every) == 1:
+        return [(every[0], body)]
+    if every:
+        return []
+    owners: dict[str, str | None] = {}
+    for name in spans:
+        having = [path for path, found in defined.items() if name in found]
+        if len(having) > 1:
+            return []
+        owners[name] = having[0] if having else None
+    _attach_new(owners, list(spans))
+    paths = list(dict.fromkeys(p for p in owners.values() if p is not None))
+    if len(paths) <= 1:
+        return [(paths[0], body)] if paths else []
+    lines = body.splitlines(keepends=True)
+    imports = [
+        "".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])
+        for node in tree.body
+        if _is_import(node)
+    ]
+    return [
+        (
+            path,
+            "".join(imports)
+            + "\n\n".join("".join(_segment(lines, *spans[n])) for n in spans if owners[n] == path),
+        )
+        for path in paths
+    ]
+
+
+def _defined_in(files: Sequence[str], read: Reader, names: set[str]) -> dict[str, set[str]]:
+    """The top-level definitions of each Python file that defines any of `names`."""
+    found: dict[str, set[str]] = {}
     for path in files:
-        if not path.endswith(".py"):
-            continue
-        text = read(path)
-        if text is None or not all(f"def {n}" in text or f"class {n}" in text for n in names):
+        text = read(path) if path.endswith(".py") else None
+        if text is None or not any(f"def {n}" in text or f"class {n}" in text for n in names):
             continue
         try:
-            defined = set(_definitions(ast.parse(text)))
+            found[path] = set(_definitions(ast.parse(text))) & names
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
-        if names <= defined:
-            owners.append(path)
-    return owners[0] if len(owners) == 1 else None
+    return {path: names_in for path, names_in in found.items() if names_in}
 
 
-def fenced(text: str) -> list[Block]:
-    lines = text.split("\n")
-    blocks = []
-    i = 0
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if opening is None:
-            i += 1
+def _attach_new(owners: dict[str, str | None], order: list[str]) -> None:
+    """A definition no file has goes with the owned definition after it, else before it."""
+    for index, name in enumerate(order):
+        if owners[name] is not None:
             continue
-        fence, first, second = opening.groups()
-        path = _path_in(second) or _path_in(first)
-        if path is None and i > 0:
-            before = PATH_LINE.match(lines[i - 1])
-            path = before.group(1) if before else None
-        j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(fence[0] * len(fence)):
-            j += 1
-        blocks.append(Block(path, "\n".join(lines[i + 1 : j]) + "\n"))
-        i = j + 1
-    return blocks
+        after = [owners[n] for n in order[index + 1 :] if owners[n] is not None]
+        before = [owners[n] for n in order[:index] if owners[n] is not None]
+        owners[name] = (after or before[::-1] or [None])[0]
 
 
-def _path_in(word: str) -> str | None:
-    word = word.removeprefix("path=").removeprefix("file=")
-    return word if "." in word and re.fullmatch(r"[\w./-]+", word) else None
-
-
-def replace_definitions(content: str, body: str) -> str | None:
-    """content with body's top-level definitions put in place of the same-named ones, or the
-    body itself when it is the whole file; None when body is neither."""
+def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str | None:
+    """content with body's top-level definitions put in place of the same-named ones (new
+    ones before them), or the body itself when it is the whole file; None when body is
+    neither (loose statements, or nothing the file defines). `own`: the file's own module
+    names; a body importing from its own module (a line copied from the test) loses it, and
+    (but in a test module) so do the asserts, calls, test functions and `__main__` block it
+    adds to try itself."""
     try:
-        new_tree = ast.parse(body)
         old_tree = ast.parse(content)
+        body = _without_lines(body, _self_imports(ast.parse(body), own))
+        if not _is_test_module(own):
+            body = _without_lines(body, _demonstrations(ast.parse(body), old_tree))
+        body = _docstrings_kept(body, ast.parse(body), old_tree, content)
+        new_tree = ast.parse(body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     old_defs = _definitions(old_tree)
     new_defs = _definitions(new_tree)
     if not new_defs:
         return None
-    if set(old_defs) <= set(new_defs) and _statements(old_tree) <= _statements(new_tree):
-        return body  # the whole file: every definition and every other statement is there
-    if any(not isinstance(node, _DEFINITION) for node in new_tree.body if not _is_import(node)):
-        return None  # loose statements: not a set of definitions
-    if not set(new_defs) <= set(old_defs):
+    loose = _loose(new_tree)
+    if set(old_defs) <= set(new_defs) and (loose or _statements(old_tree) <= _statements(new_tree)):
+        return _with_imports(body, new_tree, old_tree, content)  # the whole file
+    if loose or not set(new_defs) & set(old_defs):
         return None
     lines = content.splitlines(keepends=True)
     body_lines = body.splitlines(keepends=True)
     imports = _new_imports(old_tree, new_tree, body)
+    old = set(old_defs)
+    replaced = [n for n in new_defs if n in old]
+    added = [[*_segment(body_lines, *new_defs[n]), "\n", "\n"] for n in new_defs if n not in old]
+    first = min(old_defs[n][0] for n in replaced)
     # Replace from the bottom up, so earlier line numbers stay valid.
-    for name in sorted(new_defs, key=lambda n: old_defs[n][0], reverse=True):
+    for name in sorted(replaced, key=lambda n: old_defs[n][0], reverse=True):
         start, stop = old_defs[name]
-        new_start, new_stop = new_defs[name]
-        replacement = body_lines[new_start:new_stop]
-        if replacement and not replacement[-1].endswith("\n"):
-            replacement[-1] += "\n"
-        lines[start:stop] = replacement
+        lines[start:stop] = _segment(body_lines, *new_defs[name])
+    lines[first:first] = [line for helper in added for line in helper]
     if imports:
         at = _import_point(old_tree)
         lines[at:at] = [f"{line}\n" for line in imports]
     return "".join(lines)
 
 
+def module_names(path: str) -> list[str]:
+    """The names a Python file is imported by: `pkg/mod.py` -> pkg.mod (and mod, for a
+    `src/` layout or a tests' path setting)."""
+    dotted = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return list(dict.fromkeys([dotted, dotted.removeprefix("src.")]))
+
+
+def _self_imports(tree: ast.Module, own: Sequence[str]) -> list[ast.stmt]:
+    """The top-level imports of the module itself: never a fix, always an import cycle."""
+    found: list[ast.stmt] = []
+    for node in tree.body:
+        if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in own) or (
+            isinstance(node, ast.Import) and any(a.name in own for a in node.names)
+        ):
+            found.append(node)
+    return found
+
+
+def _is_test_module(own: Sequence[str]) -> bool:
+    """Whether the module is a test module by its name (test_x, x_test, conftest)."""
+    leaf = own[0].rsplit(".", 1)[-1] if own else ""
+    return leaf.startswith("test_") or leaf.endswith("_test") or leaf == "conftest"
+
+
+def _demonstrations(tree: ast.Module, old_tree: ast.Module) -> list[ast.stmt]:
+    """What a reply adds at the top level of a source file to try its fix out, which the
+    file did not have: asserts, bare calls (`print(f(2))`), test functions, a `__main__`
+    block. Tests belong in the test files; run at import, these would break the module."""
+    had = {ast.dump(node) for node in old_tree.body}
+    return [
+        node
+        for node in tree.body
+        if ast.dump(node) not in had
+        and (
+            isinstance(node, ast.Assert)
+            or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
+            or (_is_function(node) and node.name.startswith("test"))
+            or _is_main_block(node)
+        )
+    ]
+
+
+def _is_function(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
+def _without_lines(text: str, nodes: Sequence[ast.stmt]) -> str:
+    """The text without the lines of `nodes` (and the blank and comment lines that then end
+    it: what introduced them)."""
+    if not nodes:
+        return text
+    lines = text.splitlines(keepends=True)
+    for node in sorted(nodes, key=lambda n: n.lineno, reverse=True):
+        del lines[node.lineno - 1 : node.end_lineno or node.lineno]
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines.pop()
+    return "".join(lines).rstrip("\n") + "\n"
+
+
+def _docstrings_kept(body: str, new_tree: ast.Module, old_tree: ast.Module, content: str) -> str:
+    """The body with each top-level function's docstring put back where the model's version
+    of the function left it out (the docstring is the specification; dropping it is noise)."""
+    old_docs = {
+        node.name: node.body[0]
+        for node in old_tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _docstring_of(node)
+    }
+    old_lines = content.splitlines(keepends=True)
+    lines = body.splitlines(keepends=True)
+    for node in sorted(new_tree.body, key=lambda n: n.lineno, reverse=True):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        doc = old_docs.get(node.name)
+        first = node.body[0]
+        if doc is None or _docstring_of(node) or first.col_offset != doc.col_offset:
+            continue
+        if first.lineno == node.lineno or doc.end_lineno is None:
+            continue  # `def f(): return 1` on one line: nowhere to put it
+        lines[first.lineno - 1 : first.lineno - 1] = old_lines[doc.lineno - 1 : doc.end_lineno]
+    return "".join(lines)
+
+
+def _docstring_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    first = node.body[0]
+    return (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
+
+
+def _segment(lines: list[str], start: int, stop: int) -> list[str]:
+    chosen = lines[start:stop]
+    if chosen and not chosen[-1].endswith("\n"):
+        chosen[-1] += "\n"
+    return chosen
+
+
+def _with_imports(body: str, new_tree: ast.Module, old_tree: ast.Module, content: str) -> str:
+    """A whole-file body with the file's own imports that it left out put back: a model that
+    rewrites a file often drops a line at its top, which no fix needs."""
+    missing = _new_imports(new_tree, old_tree, content)
+    if not missing:
+        return body
+    lines = body.splitlines(keepends=True)
+    at = _import_point(new_tree)
+    lines[at:at] = [f"{line}\n" for line in missing]
+    return "".join(lines)
+
+
+def _loose(tree: ast.Module) -> bool:
+    """Whether the module holds statements other than definitions, imports and a docstring."""
+    return any(
+        not isinstance(node, _DEFINITION) and not _is_import(node) and not _is_docstring(tree, i)
+        for i, node in enumerate(tree.body)
+    )
+
+
+def _is_docstring(tree: ast.Module, index: int) -> bool:
+    node = tree.body[index]
+    return index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+
 def _new_imports(old_tree: ast.Module, new_tree: ast.Module, body: str) -> list[str]:
-    """The body's top-level import statements the file does not have yet."""
+    """`new_tree`'s top-level import statements (source in `body`) that `old_tree` lacks."""
     have = {ast.dump(node) for node in old_tree.body if _is_import(node)}
     return [
         segment
@@ -128,10 +277,7 @@ def _import_point(tree: ast.Module) -> int:
     """The line after the file's last top-level import (or its docstring), 0-based."""
     point = 0
     for index, node in enumerate(tree.body):
-        docstring = (
-            index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        )
-        if (_is_import(node) or docstring) and node.end_lineno is not None:
+        if (_is_import(node) or _is_docstring(tree, index)) and node.end_lineno is not None:
             point = node.end_lineno
     return point
 

@@ -20,6 +20,12 @@ from typing import Literal
 
 from fixbot.edits.hunks import split_lines
 
+# Every refusal of a reply whose edit leaves the files as they are says this, plainly.
+NO_CHANGE = (
+    "the reply changes nothing: the code it sends back is the code as it is, so the failing "
+    "tests fail exactly as before; change the code where the bug is"
+)
+
 
 class DiffRejected(Exception):
     """The model's diff cannot be applied; each problem is fed back to the model."""
@@ -47,6 +53,12 @@ class Patch:
     @property
     def paths(self) -> tuple[str, ...]:
         return tuple(change.path for change in self.changes)
+
+    def without(self, paths: Sequence[str]) -> Patch | None:
+        """The patch without its changes to `paths` (its diff rendered anew); None when
+        nothing is left."""
+        kept = tuple(change for change in self.changes if change.path not in paths)
+        return Patch(kept, render_diff(kept)) if kept else None
 
 
 def repo_path(path: str) -> str:

@@ -6,58 +6,74 @@ that applies, so when a reply has none, these shapes are accepted too:
     SEARCH/REPLACE blocks       path line, then <<<<<<< SEARCH / ======= / >>>>>>> REPLACE;
                                 the search text must occur exactly once in the file (after
                                 trailing whitespace is ignored)
-    a whole definition          a fenced block naming an existing file (```python calc.py, or
-                                the path alone on the line before the fence) holding complete
-                                top-level functions or classes of that file: each replaces
-                                the definition of the same name; a block that names no file
-                                counts when exactly one file defines all its definitions
-    a whole file                the same, holding the whole file (it defines every top-level
-                                name the file defines)
+    a whole file                a code block naming an existing file (```python calc.py, or
+                                the path alone on a line before the block, e.g. a bold
+                                `**calc.py**:` heading; the block fenced, or indented four
+                                spaces) holding the whole file: every top-level definition
+                                the file has (imports it drops are kept)
+    whole definitions           the same, holding complete top-level functions or classes of
+                                that file: each replaces the definition of the same name, a
+                                new one (a helper) joins them
+
+A code block that names no file (or one that does not exist) counts when exactly one file
+defines its definitions; else each definition goes to the one file that defines it (the
+test's helper to the test file, where the screen drops it; the fixed function to its module).
+A diff of a file that does not exist applies to the one existing file all its hunks fit, else
+the problem names the files that exist.
 
 Everything becomes FileChanges and then the one canonical diff, so policy, evidence and the PR
-see a diff as always. A shape that does not fit exactly is a named problem, never a guess.
+see a diff as always. A shape that does not fit exactly is a named problem, never a guess;
+an edit that leaves every file as it is, is refused with NO_CHANGE. Which changes may be kept
+(a reply that also edits a protected test) is the screen's to say, not this module's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from fixbot.edits.definitions import fenced, owner, replace_definitions
+from fixbot.edits.blocks import code_blocks, is_code
+from fixbot.edits.definitions import module_names, owned_parts, replace_definitions
 from fixbot.edits.fences import extract_diff
-from fixbot.edits.patch import DiffRejected, FileChange, Patch, render_diff, repo_path
+from fixbot.edits.patch import NO_CHANGE, DiffRejected, FileChange, Patch, render_diff, repo_path
 from fixbot.edits.search_replace import apply_search_replace, search_replace_blocks
 from fixbot.edits.unified import plan_patch
 
 Reader = Callable[[str], str | None]
 NO_EDIT = (
-    "the reply contains no ```diff block with a unified diff (nor SEARCH/REPLACE "
-    "blocks, nor a ```block naming a file)"
+    "the reply contains no edit: no ```python block with the corrected code (nor a ```diff "
+    "block with a unified diff, nor SEARCH/REPLACE blocks)"
 )
 
 
 def parse_reply(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch:
     """The one canonical patch a reply asks for; DiffRejected naming every problem otherwise
-    (no edit at all, a hunk that does not apply, a block that fits no file)."""
+    (no edit at all, a hunk that does not apply, a block that fits no file, no change)."""
     text = extract_diff(reply)
     if text is not None:
         try:
-            return plan_patch(text, read)
+            return plan_patch(text, read, files)
         except DiffRejected as exc:
-            raise DiffRejected(*(f"the diff does not apply: {p}" for p in exc.problems)) from exc
+            problems = (_plainly("the diff does not apply", p) for p in exc.problems)
+            raise DiffRejected(*problems) from exc
     try:
         found = parse_edits(reply, read, files)
     except DiffRejected as exc:
-        raise DiffRejected(*(f"the edit does not apply: {p}" for p in exc.problems)) from exc
+        problems = (_plainly("the edit does not apply", p) for p in exc.problems)
+        raise DiffRejected(*problems) from exc
     if found is None:
         raise DiffRejected(NO_EDIT)
     return found
 
 
+def _plainly(lead: str, problem: str) -> str:
+    return problem if problem == NO_CHANGE else f"{lead}: {problem}"
+
+
 def parse_edits(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch | None:
     """The patch the reply's other-shaped edits make, None when it holds none of them;
     DiffRejected naming each problem when it holds some that do not fit. `files` (the
-    repository's) lets a ```python block that names no file count when its definitions are
-    those of exactly one file."""
+    repository's) lets a code block that names no file count when its definitions are those
+    of exactly one file."""
     text = reply.replace("\r\n", "\n")
     changes: dict[str, str] = {}
     originals: dict[str, str] = {}
@@ -76,26 +92,7 @@ def parse_edits(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch | 
         found_any = True
         apply_search_replace(path, search, replace, current, changes, problems)
     if not found_any:
-        for block in fenced(text):
-            named = block.path or owner(block.body, files, read)
-            if named is None:
-                continue
-            try:
-                path = repo_path(named)
-            except DiffRejected:
-                continue
-            content = current(path)
-            if content is None:
-                continue
-            found_any = True
-            replaced = replace_definitions(content, block.body)
-            if replaced is None:
-                problems.append(
-                    f"{path}: the ```block is neither the whole file nor complete top-level "
-                    "definitions of it; send a unified diff"
-                )
-            else:
-                changes[path] = replaced
+        found_any = _apply_blocks(text, read, files, current, changes, problems)
     if not found_any:
         return None
     if problems:
@@ -103,8 +100,60 @@ def parse_edits(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch | 
     edited = [
         FileChange(path, originals[path], new)
         for path, new in changes.items()
-        if new != originals[path]
+        if not _same_code(new, originals[path])
     ]
     if not edited:
-        raise DiffRejected("the edits change nothing")
+        raise DiffRejected(NO_CHANGE)
     return Patch(changes=tuple(edited), diff=render_diff(edited))
+
+
+def _apply_blocks(
+    text: str,
+    read: Reader,
+    files: Sequence[str],
+    current: Callable[[str], str | None],
+    changes: dict[str, str],
+    problems: list[str],
+) -> bool:
+    """Each code block put into the file it names (or the one file defining its
+    definitions); whether any block was for an existing file."""
+    found_any = False
+    for block in code_blocks(text):
+        if not is_code(block):
+            continue
+        for path, part in _targets(block.path, block.body, read, files):
+            content = current(path)
+            if content is None:
+                continue
+            found_any = True
+            replaced = replace_definitions(content, part, module_names(path))
+            if replaced is None:
+                problems.append(
+                    f"{path}: the code block is neither the whole file nor complete top-level "
+                    "definitions of it; send the whole corrected file"
+                )
+            else:
+                changes[path] = replaced
+    return found_any
+
+
+def _same_code(new: str, old: str) -> bool:
+    """Whether an edit leaves the code as it was, but for trailing whitespace and blank lines
+    at its ends: a model that sends a file back with a newline added changed nothing."""
+    return [line.rstrip() for line in new.strip("\n").splitlines()] == [
+        line.rstrip() for line in old.strip("\n").splitlines()
+    ]
+
+
+def _targets(
+    named: str | None, body: str, read: Reader, files: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The existing files a block is for, and its part for each: the one it names, else
+    (naming none, or one that does not exist) the files that define its definitions."""
+    try:
+        path = repo_path(named) if named else None
+    except DiffRejected:
+        return []
+    if path is not None and read(path) is not None:
+        return [(path, body)]
+    return owned_parts(body, files, read)

@@ -3,8 +3,9 @@ placed by its content (hunks.py), never by its line numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Literal
 
 from unidiff.errors import UnidiffParseError
@@ -12,7 +13,14 @@ from unidiff.patch import Hunk as ParsedHunk
 from unidiff.patch import PatchedFile, PatchSet
 
 from fixbot.edits.hunks import Hunk, HunkLine, apply_hunks
-from fixbot.edits.patch import DiffRejected, FileChange, Patch, render_diff, repo_path
+from fixbot.edits.patch import (
+    NO_CHANGE,
+    DiffRejected,
+    FileChange,
+    Patch,
+    render_diff,
+    repo_path,
+)
 from fixbot.edits.reader import DEV_NULL, EXPECTED_FORMAT, normalise
 
 _KINDS: dict[str, Literal[" ", "-", "+"]] = {" ": " ", "-": "-", "+": "+"}
@@ -105,16 +113,25 @@ def _hunk(parsed: ParsedHunk, label: str) -> Hunk:
 # --- plan ------------------------------------------------------------------------------
 
 
-def plan_patch(diff_text: str, read: Callable[[str], str | None]) -> Patch:
+def plan_patch(
+    diff_text: str, read: Callable[[str], str | None], files: Sequence[str] = ()
+) -> Patch:
     """What `diff_text` changes in the repository that `read` shows, as a Patch.
 
     `read(path)` returns a repo-relative file's content, or None when it does not exist.
-    Raises DiffRejected naming every problem found.
+    A file the diff modifies that does not exist is the one file of `files` (the
+    repository's) its hunks all apply to, when exactly one does; else the problem names the
+    files that do exist. Raises DiffRejected naming every problem found.
     """
     before: dict[str, str | None] = {}
     after: dict[str, str | None] = {}
     problems: list[str] = []
     for file in _parse(diff_text):
+        if file.kind == "modify" and read(file.path) is None and files:
+            file, missing = _retargeted(file, read, files)
+            if missing:
+                problems.append(missing)
+                continue
         if file.path not in before:
             before[file.path] = after[file.path] = read(file.path)
         try:
@@ -129,8 +146,34 @@ def plan_patch(diff_text: str, read: Callable[[str], str | None]) -> Patch:
         if before[path] != after[path]
     )
     if not changes:
-        raise DiffRejected("the diff changes nothing")
+        raise DiffRejected(NO_CHANGE)
     return Patch(changes, render_diff(changes))
+
+
+EXISTING_SHOWN = 8
+
+
+def _retargeted(
+    file: _FileDiff, read: Callable[[str], str | None], files: Sequence[str]
+) -> tuple[_FileDiff, str]:
+    """A diff of a missing file, moved to the one existing file its hunks all apply to; or,
+    when none or several fit, the problem naming the files that do exist."""
+    suffix = PurePosixPath(file.path).suffix
+    same_kind = [f for f in files if PurePosixPath(f).suffix == suffix]
+    fitting = []
+    for path in same_kind:
+        text = read(path)
+        if text is not None and not apply_hunks(text, file.hunks)[1]:
+            fitting.append(path)
+    if len(fitting) == 1:
+        return _FileDiff(fitting[0], file.kind, file.hunks), ""
+    named = fitting or same_kind or list(files)
+    shown = ", ".join(named[:EXISTING_SHOWN]) + (" ..." if len(named) > EXISTING_SHOWN else "")
+    which = "the files its hunks fit" if len(fitting) > 1 else "the files that do exist"
+    return file, (
+        f"{file.path}: the diff modifies this file, but there is no such file; "
+        f"{which}: {shown}; write the diff against one of them, with its path"
+    )
 
 
 def _apply(file: _FileDiff, current: str | None) -> str | None:

@@ -1,4 +1,5 @@
-"""An attempt's life after the model answered: recorded, checked, decided, and kept small.
+"""An attempt's life after the model answered: screened (salvaged), recorded, checked, decided,
+and kept small.
 
 Only the newest attempt keeps its full check result in the state; older ones are slimmed to
 their failing tests and messages, their full results written once to `.fixbot/logs/THREAD/`
@@ -10,20 +11,27 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from fixbot.checks import Mode, run_trial, tampered_problems
+from fixbot.checks import Mode, reader, run_trial, tampered_problems
 from fixbot.checks import problems as pass_problems
+from fixbot.edits import DiffRejected, parse_reply
 from fixbot.llm import Reply
 from fixbot.loop.deps import Deps, Update
-from fixbot.loop.state import FixState
-from fixbot.loop.stuck import STRIKES_TO_ESCALATE, strike
+from fixbot.loop.state import FixState, baseline_of
+from fixbot.loop.stuck import Stuck, strike, varied
 from fixbot.paths import StateDir
-from fixbot.records import REPLY_CAP, Attempt, CheckResult, Verdict, slim
+from fixbot.records import REPLY_CAP, Attempt, CheckResult, Verdict, failing_tests, slim
+from fixbot.screen import salvage, screen
 from fixbot.snapshot import Snapshot, unprotect
 
 
 def new_attempt(
-    number: int, reply: Reply, spent_usd: float, temperature: float | None = None
+    number: int,
+    reply: Reply,
+    spent_usd: float,
+    temperature: float | None = None,
+    shape: str = "diff",
 ) -> Attempt:
     """A model's reply as the attempt in flight: nothing applied or run yet."""
     return Attempt(
@@ -39,7 +47,48 @@ def new_attempt(
         verdict="none",
         problems=[],
         check=None,
+        shape=shape,
+        notes=[],
     )
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What a reply comes to: the canonical diff to check ("" when refused), every reason to
+    refuse it, and what became of parts of it (a test edit dropped)."""
+
+    diff: str
+    problems: list[str]
+    notes: list[str]
+
+
+def screened(reply: str, state: FixState, deps: Deps) -> Screened:
+    """The canonical diff of the patch a reply asks for, or every reason to refuse it. A
+    reply that changes source files and protected ones keeps its source changes: the
+    protected part is dropped (never applied) and named in a note for the feedback."""
+    try:
+        patch = parse_reply(reply, reader(deps.snapshot.tree), deps.files)
+    except DiffRejected as exc:
+        return Screened("", list(exc.problems), [])
+    kept, dropped = salvage(
+        patch, protected=deps.protected_globs, allowed=state["allowed_protected"]
+    )
+    notes = []
+    if kept is not None and dropped:
+        patch = kept
+        notes.append(
+            f"Your change to {', '.join(dropped)} was dropped, never applied: the tests are the "
+            "specification and read-only. The rest of your change was applied and checked."
+        )
+    problems = screen(
+        patch,
+        tree=deps.snapshot.tree,
+        protected=deps.protected_globs,
+        allowed=state["allowed_protected"],
+        failing=failing_tests(baseline_of(state)),
+        strictness=deps.config.policy,
+    )
+    return Screened("" if problems else patch.diff, problems, notes)
 
 
 def checks_over(
@@ -84,7 +133,8 @@ def decide(baseline: CheckResult, current: Attempt) -> Attempt:
 
 
 def record(state: FixState, deps: Deps, decided: Sequence[Attempt]) -> Update:
-    """Append decided attempts (the last one's verdict routes) and note a repeat or stagnation."""
+    """Append decided attempts (the last one's verdict routes) and note a repeat, a reply
+    that changed nothing or stagnation: it varies the next attempt, or escalates (stuck.py)."""
     *before, last = [*state["attempts"], *decided]
     attempts = [*(slimmed(deps, state["thread_id"], a) for a in before), last]
     settings = deps.config.stuck
@@ -93,13 +143,16 @@ def record(state: FixState, deps: Deps, decided: Sequence[Attempt]) -> Update:
         if last["verdict"] == "pass"
         else strike(attempts, settings.similarity, settings.stagnation_attempts)
     )
-    strikes = 0 if found is None else state["strikes"] + 1
-    if found is not None and found.final:  # the model gave up: escalate now
-        strikes = max(strikes, STRIKES_TO_ESCALATE)
+    now = varied(
+        found,
+        Stuck(state["strikes"], state["variation"]),
+        len(deps.config.sampling.temperatures),
+    )
     return {
         "verdict": last["verdict"],
         "attempts": attempts,
-        "strikes": strikes,
+        "strikes": now.strikes,
+        "variation": now.variation,
         "stuck_reason": found.reason if found else "",
     }
 

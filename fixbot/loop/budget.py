@@ -1,7 +1,10 @@
 """What model calls cost, and the one place that asks the model within the budgets.
 
-`ask` makes every model call of the loop (secrets redacted, the money cap's worst case checked
-first, the deadline bounding the call) and returns what it cost, or why it was not made.
+`ask` makes every model call of the loop (the request built for the model's context window,
+secrets redacted, the money cap's worst case checked first, the deadline bounding the call)
+and returns what it cost, or why it was not made. A server that refuses the request as too
+long for the window teaches the window it names: the request is built again for it and asked
+once more; a second refusal is a reason, never "model unreachable".
 
 A price is looked up by the model name fixbot asked for, then by the name the server answered
 with, then by the longest configured name the answered one starts with (servers append dates:
@@ -10,11 +13,12 @@ gpt-4o-mini-2024-07-18). No price: the cost is unknown, which a money cap does n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from fixbot import log
 from fixbot.config import Config, Price
-from fixbot.llm import MAX_REPLY_TOKENS, DeadlinePassed, Model, Reply
+from fixbot.llm import MAX_REPLY_TOKENS, ContextExceeded, DeadlinePassed, Model, Reply
 from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState
 from fixbot.loop.stuck import STRIKES_TO_ESCALATE
@@ -71,37 +75,89 @@ def model_for(deps: Deps, attempts_so_far: int) -> Model:
     return deps.model
 
 
+Build = Callable[[int], list[Message]]  # the room (estimated tokens) -> the messages
+
+
 def ask(
     state: FixState,
     deps: Deps,
     model: Model,
-    messages: list[Message],
+    build: Build,
     temperature: float | None = None,
     reply_tokens: int = MAX_REPLY_TOKENS,
 ) -> Asked | Refused:
-    """One model call (secrets redacted, bounded by the deadline) and what it cost; or,
-    instead of a call that could overspend the money cap or outlive the deadline, why not."""
-    for message in messages:
-        message["content"] = redact(message["content"], known=deps.known_secrets)
-    if state["cost_budget"]:
-        # The worst this call can cost (its prompt, counted generously, and a reply of the most
-        # tokens the client asks for) must fit what is left: never a call that could overspend.
-        price = price_for(deps.config.prices, model.name)
-        worst = dollars(price, prompt_tokens(messages), reply_tokens)
-        left = state["cost_budget"] - state["cost_used"]
-        if worst > left:
-            return Refused(
-                f"the next call could cost up to ${worst:.4f}; ${left:.4f} is left "
-                f"of ${state['cost_budget']:.4f}"
-            )
+    """One model call (its messages built for the model's window, secrets redacted, bounded
+    by the deadline) and what it cost; or, instead of a call that could overspend the money
+    cap or outlive the deadline, or one the window cannot hold, why not."""
+    messages, reserve = _fitted(model, build, reply_tokens, deps)
+    refused = _over_the_cap(state, deps, model, messages, reserve)
+    if refused is not None:
+        return refused
     try:
-        reply = model.complete(
-            messages, temperature=temperature, deadline=state["deadline"], max_tokens=reply_tokens
+        reply = _call(state, model, messages, temperature, reserve)
+    except ContextExceeded as exc:
+        sent = sum(len(m["content"]) for m in messages)
+        model.window = model.window.learned(exc.refusal, sent)
+        log.get().warning(
+            "context_refused",
+            model=model.name,
+            window=model.window.tokens,
+            chars_per_token=round(model.window.chars_per_token, 2),
+            error=str(exc),
         )
+        messages, reserve = _fitted(model, build, reply_tokens, deps)
+        try:
+            reply = _call(state, model, messages, temperature, reserve)
+        except ContextExceeded as again:
+            return Refused(
+                f"the model's context window ({model.window.tokens} tokens, from "
+                f"{model.window.source}) cannot hold the shortest request: {again}"
+            )
+        except DeadlinePassed as late:
+            return Refused(f"the wall clock: {late}")
     except DeadlinePassed as exc:
         return Refused(f"the wall clock: {exc}")
     price = price_for(deps.config.prices, model.name, reply.model)
     return Asked(reply, dollars(price, reply.prompt_tokens, reply.completion_tokens))
+
+
+def _fitted(model: Model, build: Build, reply_tokens: int, deps: Deps) -> tuple[list[Message], int]:
+    """The messages built for the model's window (secrets redacted), and the reply reserve."""
+    reserve = min(reply_tokens, model.window.reply_tokens)
+    messages = build(model.window.room(reserve, messages=4))
+    for message in messages:
+        message["content"] = redact(message["content"], known=deps.known_secrets)
+    return messages, reserve
+
+
+def _over_the_cap(
+    state: FixState, deps: Deps, model: Model, messages: list[Message], reserve: int
+) -> Refused | None:
+    """The worst this call can cost (its prompt, counted generously, and a reply of the most
+    tokens it asks for) must fit what is left: never a call that could overspend."""
+    if not state["cost_budget"]:
+        return None
+    price = price_for(deps.config.prices, model.name)
+    worst = dollars(price, prompt_tokens(messages), reserve)
+    left = state["cost_budget"] - state["cost_used"]
+    if worst <= left:
+        return None
+    return Refused(
+        f"the next call could cost up to ${worst:.4f}; ${left:.4f} is left "
+        f"of ${state['cost_budget']:.4f}"
+    )
+
+
+def _call(
+    state: FixState,
+    model: Model,
+    messages: list[Message],
+    temperature: float | None,
+    reserve: int,
+) -> Reply:
+    return model.complete(
+        messages, temperature=temperature, deadline=state["deadline"], max_tokens=reserve
+    )
 
 
 def prompt_tokens(messages: Sequence[Message]) -> int:

@@ -13,10 +13,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from fixbot.loop.attempts import checks_over, decide, new_attempt, record
+from fixbot.loop.attempts import checks_over, decide, new_attempt, record, screened
 from fixbot.loop.budget import Refused, ask, model_for
 from fixbot.loop.deps import Deps, Update
-from fixbot.loop.nodes import messages_for, screened
+from fixbot.loop.plan import builder, plan_for
 from fixbot.loop.state import Candidate, FixState, StateError
 from fixbot.records import Attempt
 
@@ -35,20 +35,32 @@ def candidate(state: Slot, runtime: Runtime[Deps]) -> Update:
     temperature = temperatures[slot % len(temperatures)]
     number = state["attempt"] + slot + 1
     model = model_for(deps, number - 1)
-    asked = ask(state, deps, model, messages_for(state, runtime), temperature)
+    plan = plan_for(state, deps, model, number, temperature)
+    build = builder(state, runtime, plan.ask)
+    asked = ask(state, deps, model, build, temperature, plan.reply_tokens)
     if isinstance(asked, Refused):
         return {"candidates": [_gathered(slot, None, asked.reason, deps)]}
-    attempt = new_attempt(number, asked.reply, asked.cost_usd, temperature)
-    diff = screened(attempt["reply"], state, deps)
-    if not isinstance(diff, str):
-        refused: Attempt = {**attempt, "problems": diff, "verdict": "rejected"}
+    attempt = new_attempt(number, asked.reply, asked.cost_usd, temperature, plan.ask.shape)
+    found = screened(attempt["reply"], state, deps)
+    if not found.diff:
+        refused: Attempt = {
+            **attempt,
+            "problems": found.problems,
+            "notes": found.notes,
+            "verdict": "rejected",
+        }
         return {"candidates": [_gathered(slot, refused, "", deps)]}
     result, tampered = checks_over(
-        deps, diff, allowed=state["allowed_protected"], baseline=state["baseline"], mode="first"
+        deps,
+        found.diff,
+        allowed=state["allowed_protected"],
+        baseline=state["baseline"],
+        mode="first",
     )
     ran: Attempt = {
         **attempt,
-        "diff": diff,
+        "diff": found.diff,
+        "notes": found.notes,
         "verdict": "applied",
         "check": result,
         "problems": tampered,

@@ -23,16 +23,15 @@ from fixbot.checks import (
     with_quarantine,
 )
 from fixbot.config import checks_of
-from fixbot.edits import DiffRejected, parse_reply
 from fixbot.loop import lessons
-from fixbot.loop.attempts import checks_over, decide, new_attempt, record
+from fixbot.loop.attempts import checks_over, decide, new_attempt, record, screened
 from fixbot.loop.budget import Asked, Refused, ask, model_for, prompt_tokens, round_size
 from fixbot.loop.deps import Deps, Update
-from fixbot.loop.state import FixState, StateError
+from fixbot.loop.plan import builder, messages_for, plan_for
+from fixbot.loop.state import FixState, StateError, baseline_of
 from fixbot.loop.verification import further_runs
 from fixbot.prompts import Message
-from fixbot.records import Attempt, CheckResult, failing_tests
-from fixbot.screen import screen
+from fixbot.records import Attempt, failing_tests
 
 DIAGNOSIS_CHARS = 1500  # of a diagnosis, what the feedback keeps
 DIAGNOSIS_TOKENS = 512  # the most a diagnosis call asks for: more than the feedback keeps
@@ -68,7 +67,7 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
 def autofix(state: FixState, runtime: Runtime[Deps]) -> Update:
     """A failing ruff check gets ruff's own safe fixes first: a candidate at zero tokens."""
     deps = runtime.context
-    failing = ruff_failing(_baseline(state), checks_of(deps.config))
+    failing = ruff_failing(baseline_of(state), checks_of(deps.config))
     if not failing:
         return {"verdict": "none"}
     text = ruff_diff(deps.sandbox, deps.snapshot, limits_for(deps.config), failing)
@@ -93,11 +92,16 @@ def autofix(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     deps = runtime.context
-    asked = ask(state, deps, model_for(deps, state["attempt"]), messages_for(state, runtime))
+    number = state["attempt"] + 1
+    model = model_for(deps, state["attempt"])
+    plan = plan_for(state, deps, model, number)
+    asked = ask(
+        state, deps, model, builder(state, runtime, plan.ask), plan.temperature, plan.reply_tokens
+    )
     if isinstance(asked, Refused):
         return {"verdict": "over_budget", "reason": asked.reason}
     reply = asked.reply
-    current = new_attempt(state["attempt"] + 1, reply, asked.cost_usd)
+    current = new_attempt(number, reply, asked.cost_usd, plan.temperature, plan.ask.shape)
     return {
         "attempt": current["number"],
         "current": current,
@@ -107,52 +111,24 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     }
 
 
-def messages_for(state: FixState, runtime: Runtime[Deps]) -> list[Message]:
-    """The conversation for the next attempt: the task, then the last attempt and its feedback."""
-    deps = runtime.context
-    last = state["attempts"][-1:]
-    return prompts.task_messages(
-        _baseline(state),
-        tree=deps.snapshot.tree,
-        files=deps.files,
-        manifest=deps.snapshot.manifest,
-        protected_globs=deps.protected_globs,
-        commit=state["commit"],
-        hint=state["hint"],
-        ci_jobs=state["ci_jobs"],
-        lessons=lessons.shown_for(runtime.store, deps.repository, _baseline(state)),
-        budget_tokens=deps.config.prompt_budget_tokens,
-        previous=(last[0]["reply"], state["feedback"]) if last else None,
-    )
-
-
 def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Pure diff work: extract, locate, screen; nothing runs here."""
     current = _current(state)
-    problems = screened(current["reply"], state, runtime.context)
-    if isinstance(problems, str):
-        return {"current": {**current, "diff": problems}, "verdict": "applied"}
+    found = screened(current["reply"], state, runtime.context)
+    if found.diff:
+        return {
+            "current": {**current, "diff": found.diff, "notes": found.notes},
+            "verdict": "applied",
+        }
     return {
-        "current": {**current, "problems": problems, "verdict": "rejected"},
+        "current": {
+            **current,
+            "problems": found.problems,
+            "notes": found.notes,
+            "verdict": "rejected",
+        },
         "verdict": "rejected",
     }
-
-
-def screened(reply: str, state: FixState, deps: Deps) -> str | list[str]:
-    """The canonical diff of the patch a reply asks for, or every reason to refuse it."""
-    try:
-        patch = parse_reply(reply, reader(deps.snapshot.tree), deps.files)
-    except DiffRejected as exc:
-        return list(exc.problems)
-    problems = screen(
-        patch,
-        tree=deps.snapshot.tree,
-        protected=deps.protected_globs,
-        allowed=state["allowed_protected"],
-        failing=failing_tests(_baseline(state)),
-        strictness=deps.config.policy,
-    )
-    return problems or patch.diff
 
 
 def check(state: FixState, runtime: Runtime[Deps]) -> Update:
@@ -161,7 +137,7 @@ def check(state: FixState, runtime: Runtime[Deps]) -> Update:
         runtime.context,
         current["diff"],
         allowed=state["allowed_protected"],
-        baseline=_baseline(state),
+        baseline=baseline_of(state),
         mode="first",
     )
     return {"current": {**current, "check": result, "problems": tampered}}
@@ -169,7 +145,7 @@ def check(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 def judge(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Decide the attempt in flight by the pass definition, record it, and note a repeat."""
-    decided = decide(_baseline(state), _current(state))
+    decided = decide(baseline_of(state), _current(state))
     return {"current": None, **record(state, runtime.context, [decided])}
 
 
@@ -189,7 +165,13 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
         {"number": a["number"], "problem": (a["problems"] or [a["verdict"]])[0][:300]}
         for a in state["attempts"][-size:-1]
     ]
-    feedback = prompts.feedback(facts, repeated=state["stuck_reason"], others=others)
+    feedback = prompts.feedback(
+        facts,
+        repeated=state["stuck_reason"],
+        others=others,
+        notes=last.get("notes", []),
+        detailed=last.get("shape", "diff") == "diff",
+    )
     update: Update = {"verdict": "none"}
     deps = runtime.context
     if deps.config.reflection and last["number"] > 0:
@@ -218,11 +200,15 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 def _diagnose(state: FixState, deps: Deps, facts: dict[str, object]) -> Asked | None:
     """One extra model call and what it cost; None when it could overspend a budget."""
-    messages = prompts.diagnosis_messages(deps.protected_globs, facts)
-    if state["tokens_used"] + prompt_tokens(messages) + DIAGNOSIS_TOKENS > state["token_budget"]:
-        return None
     model = model_for(deps, state["attempt"])
-    asked = ask(state, deps, model, messages, reply_tokens=DIAGNOSIS_TOKENS)
+
+    def build(room: int) -> list[Message]:
+        return prompts.diagnosis_messages(deps.protected_globs, facts, room)
+
+    first = build(model.window.room(DIAGNOSIS_TOKENS))
+    if state["tokens_used"] + prompt_tokens(first) + DIAGNOSIS_TOKENS > state["token_budget"]:
+        return None
+    asked = ask(state, deps, model, build, reply_tokens=DIAGNOSIS_TOKENS)
     # A refusal means no diagnosis; the router sees the budget or deadline before the next call.
     return None if isinstance(asked, Refused) else asked
 
@@ -243,12 +229,6 @@ def finalize(state: FixState, runtime: Runtime[Deps]) -> Update:
         "status": "fixed",
         "reason": f"attempt {last['number']} passed and was verified on a clean copy{note}",
     }
-
-
-def _baseline(state: FixState) -> CheckResult:
-    if state["baseline"] is None:
-        raise StateError("a node that needs the baseline ran before it")
-    return state["baseline"]
 
 
 def _current(state: FixState) -> Attempt:

@@ -77,7 +77,8 @@ class FixState(TypedDict):
     hint: str  # a human's hint, shown in every prompt from then on
     allowed_protected: list[str]  # protected files a human explicitly opened to edits
     resumes: int  # answers to escalations so far
-    strikes: int  # consecutive stuck attempts (repeats, stagnation); two escalate
+    strikes: int  # consecutive stuck attempts (repeats, no change, stagnation)
+    variation: int  # the step of sampling.temperatures the next attempt asks at (stuck.py)
     slots: int  # candidates the next round asks for at once (parallel); 1: one at a time
     stuck_reason: str
     ci_jobs: list[FailedJob]  # the failed CI run's jobs and log tails: untrusted context
@@ -144,6 +145,7 @@ def initial_state(
         allowed_protected=[],
         resumes=0,
         strikes=0,
+        variation=0,
         slots=1,
         stuck_reason="",
         ci_jobs=list(ci_jobs),
@@ -169,5 +171,16 @@ def validate(state: Mapping[str, Any]) -> None:
         raise StateError(f"graph state field 'escalation' is {state['escalation']!r}")
     if state["classification"] not in CLASSIFICATIONS:
         raise StateError(f"graph state field 'classification' is {state['classification']!r}")
+    variation = state["variation"]
+    if isinstance(variation, bool) or not isinstance(variation, int) or variation < 0:
+        raise StateError(f"graph state field 'variation' is {variation!r}, not an int >= 0")
     if state["max_iterations"] < 1 or state["attempt"] < 0 or state["slots"] < 1:
         raise StateError("graph state needs max_iterations >= 1, attempt >= 0 and slots >= 1")
+
+
+def baseline_of(state: Mapping[str, Any]) -> CheckResult:
+    """The baseline, for a node that needs it: a StateError before the baseline ran."""
+    found: CheckResult | None = state["baseline"]
+    if found is None:
+        raise StateError("a node that needs the baseline ran before it")
+    return found

@@ -1,8 +1,15 @@
-"""Stop early when stuck (pure): repeated candidates, stagnating failures, a model giving up.
+"""Vary, then stop early, when stuck (pure): repeated candidates, replies that change
+nothing, stagnating failures, a model giving up.
 
-One strike earns a plain warning in the next feedback (what was repeated and why it cannot
-work); a second strike in a row escalates. A model that says it cannot fix the failure
-escalates at once.
+Attempt 1 asks at the first of `sampling.temperatures` (0: deterministic), a retry at the
+second. A strike first varies the next attempt: a plain warning in its feedback (what was
+repeated and why it cannot work), the next temperature, and another prompt shape (the task
+asked afresh with the feedback under it, without the reply it would repeat). At temperature 0
+a repeat is certain; a new temperature and prompt is what can change it. Only when the varied
+attempts repeat too (a strike at the last temperature, after a strike before it) does the run
+escalate as stuck. A model that says it cannot fix the failure
+escalates at once. `varied` is the one rule for all of this; `asked_at` says what a variation
+asks at.
 """
 
 from __future__ import annotations
@@ -13,9 +20,10 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
+from fixbot.edits import NO_CHANGE
 from fixbot.records import Attempt, failing_tests
 
-STRIKES_TO_ESCALATE = 2  # one stuck attempt earns a warning; a second one in a row escalates
+STRIKES_TO_ESCALATE = 2  # the varied attempts repeat too: two strikes in a row at the last step
 
 
 @dataclass(frozen=True)
@@ -64,11 +72,17 @@ def gives_up(attempt: Attempt) -> bool:
     return bool(_GIVES_UP.search(attempt["reply"])) and not attempt["diff"]
 
 
+def changes_nothing(attempt: Attempt) -> bool:
+    return NO_CHANGE in attempt["problems"]
+
+
 def strike(attempts: Sequence[Attempt], threshold: float, stagnation: int) -> Strike | None:
     """Why the newest attempt counts as stuck, or None when it made a new try."""
     last = attempts[-1]
     if gives_up(last):
         return Strike("the model said it cannot fix this", final=True)
+    if changes_nothing(last):
+        return Strike(f"attempt {last['number']} sent the code back unchanged")
     if len(attempts) >= 2:
         score = similarity(attempts[-2], last)
         if score >= threshold:
@@ -83,3 +97,41 @@ def strike(attempts: Sequence[Attempt], threshold: float, stagnation: int) -> St
                 f"the same tests failed with the same errors for the last {stagnation} attempts"
             )
     return None
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """Where the loop stands after an attempt: consecutive strikes, and the step of
+    `sampling.temperatures` the next attempt asks at."""
+
+    strikes: int
+    variation: int
+
+
+def varied(found: Strike | None, before: Stuck, temperatures: int) -> Stuck:
+    """After an attempt: no strike resets the strikes, and a retry asks at least at the second
+    temperature (a new sample, not the same greedy answer again); a strike moves the next
+    attempt one temperature further while there is one (a warning, not a step towards
+    escalating); at the last one, strikes add up, and STRIKES_TO_ESCALATE in a row escalate.
+    A model that gives up escalates at once."""
+    last = temperatures - 1
+    if found is None:
+        return Stuck(0, min(max(before.variation, 1), last))
+    if found.final:
+        return Stuck(STRIKES_TO_ESCALATE, before.variation)
+    if before.variation < last:
+        return Stuck(1, before.variation + 1)
+    return Stuck(before.strikes + 1, before.variation)
+
+
+@dataclass(frozen=True)
+class AskedAt:
+    temperature: float
+    history: bool  # the last reply stays in the conversation; False: the task asked afresh
+
+
+def asked_at(state: Stuck, temperatures: Sequence[float]) -> AskedAt:
+    """What the next attempt asks at: its step's temperature; after a strike, the task asked
+    afresh (without the reply it would repeat), else the conversation goes on."""
+    step = min(state.variation, len(temperatures) - 1)
+    return AskedAt(temperatures[step], history=state.strikes == 0)

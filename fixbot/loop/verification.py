@@ -16,7 +16,7 @@ from fixbot.checks import problems as pass_problems
 from fixbot.edits import hunks, without
 from fixbot.loop.attempts import checks_over
 from fixbot.loop.deps import Deps, Update
-from fixbot.loop.state import FixState, StateError
+from fixbot.loop.state import FixState, baseline_of
 from fixbot.records import CheckResult
 
 
@@ -39,7 +39,7 @@ def _verify(
     """Every one of the configured final runs must pass, the first the full run `counted` (a
     pass already judged on a clean copy) or a new one; the first problems found end it. The
     verification shown is the full run."""
-    before = _baseline(state)
+    before = baseline_of(state)
     allowed = state["allowed_protected"]
     full = counted if counted is not None and not counted.get("partial") else None
     if full is None:
@@ -77,10 +77,10 @@ def minimize(state: FixState, runtime: Runtime[Deps]) -> Update:
         if not candidate:
             continue
         result, tampered = checks_over(
-            deps, candidate, allowed=state["allowed_protected"], baseline=_baseline(state),
+            deps, candidate, allowed=state["allowed_protected"], baseline=baseline_of(state),
             mode="first",
         )  # fmt: skip
-        if not tampered and not pass_problems(_baseline(state), result):
+        if not tampered and not pass_problems(baseline_of(state), result):
             dropped.append(ref.index)
             last_pass = result
     if not dropped:
@@ -94,9 +94,3 @@ def minimize(state: FixState, runtime: Runtime[Deps]) -> Update:
         "verification": result,
         "dropped_hunks": [f"{refs[i].path}\n{refs[i].text}" for i in dropped],
     }
-
-
-def _baseline(state: FixState) -> CheckResult:
-    if state["baseline"] is None:
-        raise StateError("a node that needs the baseline ran before it")
-    return state["baseline"]

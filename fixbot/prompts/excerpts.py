@@ -23,10 +23,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
-from fixbot.llm import estimate_tokens
+from fixbot.prompts.failures import cleaned, failures
 from fixbot.prompts.sources import (
     ITEM_TOKENS,
     Definition,
+    Excerpt,
     Sources,
     code_spans,
     cost,
@@ -36,6 +37,7 @@ from fixbot.prompts.sources import (
     test_spans,
 )
 from fixbot.records import CheckResult, failing_tests
+from fixbot.window import CHARS_PER_TOKEN, estimate_tokens
 
 DEFAULT_BUDGET_TOKENS = 8000
 TEMPLATE_TOKENS = 400  # the template's own text, the commit and the headings
@@ -44,39 +46,20 @@ TEMPLATE_TOKENS = 400  # the template's own text, the commit and the headings
 FAILING_SHARE = 0.30
 SHARES = {"tests": 0.25, "frames": 0.65, "details": 0.80}
 EXCERPTED_TESTS = 10  # the first failing tests whose source and tracebacks' lines are shown
-CHARS_PER_TOKEN = 4  # estimate_tokens' ratio, to turn a token allowance into characters
-MESSAGE_FLOOR = 32  # characters of each message kept, however many tests fail
 DETAILS_SHOWN = 5  # tracebacks shown, of the first failing tests
 OMITTED_SHOWN = 20
 MAP_FILE_BYTES = 256_000
+WHOLE_REPLY_CHARS = 6_000  # a file under repair this small may be asked for whole
+REPLY_PROSE_TOKENS = 200  # a whole-file reply's sentence before its block
+CHECKS_SHOWN = 20  # of the tests' assert lines, for a whole-file ask
 MAP_FILES_PARSED = 1_000
 MAP_NAMES = 20
-
-
-class FailingTest(TypedDict):
-    id: str
-    message: str
-    detail: str
-
-
-class Failure(TypedDict):
-    """A failing test as the task prompt lists it: its id and its (maybe shortened) message."""
-
-    id: str
-    message: str  # indented four spaces, under the id
 
 
 class Trace(TypedDict):
     id: str
     text: str
     fence: str
-
-
-def failing(check: CheckResult, limit: int = 30) -> list[FailingTest]:
-    return [
-        FailingTest(id=t, message=check["tests"][t]["message"], detail=check["tests"][t]["detail"])
-        for t in failing_tests(check)[:limit]
-    ]
 
 
 def prompt_values(
@@ -86,8 +69,13 @@ def prompt_values(
     *,
     protected: Mapping[str, str],
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+    compact: bool = False,
+    spec: bool = True,
 ) -> dict[str, object]:
-    """The task template's values for this failure, within budget_tokens (estimated)."""
+    """The task template's values for this failure, within budget_tokens (estimated).
+    `compact` (a whole-file reply is asked): the failing tests, the tests and the code only;
+    no tracebacks (each test's assertion stands for its traceback), map or file list. `spec`:
+    the tests' source too (else the failing tests' ids, assertions and messages alone)."""
     avail = max(budget_tokens - TEMPLATE_TOKENS, 0)
     ids = failing_tests(check)
     sources = Sources(tree, set(files))
@@ -101,8 +89,15 @@ def prompt_values(
         code_spans(check, excerpted, sources), _limit(avail, "frames", left, spent)
     )
     left, spent = left - used, spent + used
-    details, used, untraced = traces(check, ids, _limit(avail, "details", left, spent))
-    left -= used
+    tests, frames = _as_specification(tests, frames, protected)
+    if not spec:
+        tests = []
+    checks = assert_lines(tests) if compact else []
+    details: list[Trace] = []
+    untraced = 0
+    if not compact:
+        details, used, untraced = traces(check, ids, _limit(avail, "details", left, spent))
+        left -= used
     omitted = sources.skipped[:OMITTED_SHOWN]
     if len(sources.skipped) > OMITTED_SHOWN:
         omitted.append(f"{len(sources.skipped) - OMITTED_SHOWN} more excerpts")
@@ -111,11 +106,11 @@ def prompt_values(
     if untraced:
         omitted.append(f"the tracebacks of {untraced} more failing tests")
     left -= cost(omitted, ITEM_TOKENS)
-    modules, mapped, left = repo_map(sources, files, tokens=left)
-    listing = file_list(files, protected, skip=mapped, tokens=left)
+    modules, mapped, left = repo_map(sources, files, tokens=0 if compact else left)
+    listing = [] if compact else file_list(files, protected, skip=mapped, tokens=left)
     return {
         "failing": shown,
-        "failing_fence": fence(f"{f['id']}\n{f['message']}" for f in shown),
+        "failing_fence": fence(f"{f['id']}\n{f['assertion']}\n{f['message']}" for f in shown),
         "tests": tests,
         "frames": frames,
         "details": details,
@@ -124,52 +119,71 @@ def prompt_values(
         "map_fence": fence(modules),
         "tree": listing,
         "tree_fence": fence(listing),
+        "checks": checks,
+        "checks_fence": fence(checks),
     }
+
+
+def assert_lines(tests: Sequence[Excerpt], shown: int = CHECKS_SHOWN) -> list[str]:
+    """The `assert` lines of the tests' excerpts, once each, as text: what the tests check,
+    for a model that copies a test's source when it is shown as code."""
+    found: dict[str, None] = {}
+    for excerpt in tests:
+        for line in excerpt["text"].splitlines():
+            text = line.strip()
+            if text.startswith("assert "):
+                found.setdefault(one_line(text))
+    return list(found)[:shown]
+
+
+def file_to_return(
+    check: CheckResult,
+    tree: Path,
+    files: Sequence[str],
+    *,
+    protected: Mapping[str, str],
+    reply_tokens: int,
+) -> str:
+    """The one source file the failing tests' tracebacks and imports name, when it is small
+    enough to come back whole in a reply of `reply_tokens` (with a sentence before it); ""
+    when they name none, several, or a larger one: then a diff is asked for."""
+    ids = failing_tests(check)[:EXCERPTED_TESTS]
+    sources = Sources(tree, set(files))
+    named = dict.fromkeys(
+        span.path
+        for span in code_spans(check, ids, sources, findings_shown=0)
+        if span.path not in protected and not is_test(span.path)
+    )
+    if len(named) != 1:
+        return ""
+    path = next(iter(named))
+    source = sources.get(path)
+    if source is None or len(source.text) > WHOLE_REPLY_CHARS:
+        return ""
+    return (
+        path if estimate_tokens(source.text) * 5 // 4 + REPLY_PROSE_TOKENS <= reply_tokens else ""
+    )
+
+
+def _as_specification(
+    tests: list[Excerpt], frames: list[Excerpt], protected: Mapping[str, str]
+) -> tuple[list[Excerpt], list[Excerpt]]:
+    """The excerpts of tests and protected files (the failing tests' own and those the
+    tracebacks name) as the specification, the rest as the code under repair; a test
+    function not shown again where its whole file is."""
+
+    def spec_file(excerpt: Excerpt) -> bool:
+        return excerpt["path"] in protected or is_test(excerpt["path"])
+
+    spec = tests + [f for f in frames if spec_file(f)]
+    whole = {f["path"] for f in spec if f["whole"]}
+    spec = [f for f in spec if f["whole"] or f["path"] not in whole]
+    return spec, [f for f in frames if not spec_file(f)]
 
 
 def _limit(avail: int, part: str, left: int, spent: int) -> int:
     """What a part may take: its cumulative share of the budget less what came before it."""
     return max(0, min(left, int(avail * SHARES[part]) - spent))
-
-
-# 1. Failing tests and their messages
-
-
-def failures(check: CheckResult, ids: Sequence[str], tokens: int) -> tuple[list[Failure], int]:
-    """Every failing test with its message, the longest messages shortened to fit `tokens`
-    (to MESSAGE_FLOOR characters at most, ids are never dropped); and the tokens spent."""
-    messages = [check["tests"][t]["message"].strip() for t in ids]
-    id_tokens = cost((t + "\n" for t in ids), 1)  # a token each for rounding
-    room = (tokens - id_tokens) * CHARS_PER_TOKEN - 8 * len(ids)  # the indent and newlines
-    cap = _water_level([len(m) for m in messages], room)
-    while True:
-        shown = [
-            Failure(id=one_line(t), message=_indent(_shorten(m, cap)))
-            for t, m in zip(ids, messages, strict=True)
-        ]
-        spent = cost((f"{f['id']}\n{f['message']}\n" for f in shown), 0)
-        if spent <= tokens or cap <= MESSAGE_FLOOR:  # multi-line messages indent more
-            return shown, spent
-        cap = max(MESSAGE_FLOOR, cap * 9 // 10)
-
-
-def _water_level(lengths: list[int], room: int) -> int:
-    """The largest cap for which the capped lengths sum to at most room (at least MESSAGE_FLOOR)."""
-    left, count = room, len(lengths)
-    for done, length in enumerate(sorted(lengths)):
-        share = left // (count - done)
-        if length > share:
-            return max(share, MESSAGE_FLOOR)
-        left -= length
-    return max(lengths, default=0)
-
-
-def _shorten(text: str, cap: int) -> str:
-    return text if len(text) <= cap else text[: max(cap - 1, 0)].rstrip() + "…"
-
-
-def _indent(text: str) -> str:
-    return "\n".join("    " + line if line else "" for line in text.splitlines())
 
 
 # 4. Tracebacks
@@ -186,16 +200,19 @@ def traces(check: CheckResult, ids: Sequence[str], tokens: int) -> tuple[list[Tr
         share = (tokens - spent) // (len(chosen) - number) - ITEM_TOKENS - estimate_tokens(test_id)
         if share < 50:  # too little to say anything
             continue
-        text = _head_tail(check["tests"][test_id]["detail"].strip("\n"), share * CHARS_PER_TOKEN)
+        detail = cleaned(check["tests"][test_id]["detail"]).strip("\n")
+        text = head_tail(detail, int(share * CHARS_PER_TOKEN))
         shown.append(Trace(id=one_line(test_id), text=text, fence=fence([test_id, text])))
         spent += cost([test_id + "\n" + text], ITEM_TOKENS)
     return shown, spent, len(with_detail) - len(shown)
 
 
-def _head_tail(text: str, chars: int) -> str:
+def head_tail(text: str, chars: int) -> str:
     """The text, or its first and last lines within `chars` with the middle elided."""
     if len(text) <= chars:
         return text
+    if chars <= 0:
+        return ""
     mark = "[... {} lines elided ...]"
     half = (chars - len(mark) - 8) // 2
     head = text[:half].rsplit("\n", 1)[0] if "\n" in text[:half] else text[:half]

@@ -14,9 +14,9 @@ from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
 from fixbot.inert import fence_marker
-from fixbot.llm import estimate_tokens
 from fixbot.records import CheckResult
 from fixbot.snapshot import read_inside
+from fixbot.window import estimate_tokens
 
 WHOLE_FILE_CHARS = 6_000  # a file this small is shown whole
 FRAME_CHARS = 8_000  # a definition larger than this is shown as a window around the line
@@ -34,6 +34,8 @@ class Excerpt(TypedDict):
     title: str  # "calc.py (whole file)" or "lines 120-145 of calc.py (...)"
     text: str
     fence: str  # a backtick fence longer than any run of backticks inside the text
+    path: str
+    whole: bool  # the whole file
 
 
 def cost(texts: Iterable[str], overhead: int) -> int:
@@ -106,6 +108,8 @@ class Sources:
                     title=_title(span, first, last, len(source.lines)),
                     text=text,
                     fence=fence([text]),
+                    path=span.path,
+                    whole=first == 1 and last >= len(source.lines),
                 )
                 tokens_of = cost([excerpt["title"] + "\n" + text], ITEM_TOKENS)
                 if spent + tokens_of <= tokens:
@@ -190,12 +194,19 @@ def _definition(body: list[ast.stmt], names: Sequence[str]) -> Definition | None
     return node
 
 
+def names_a_test(test_id: str) -> bool:
+    """Whether a failing entry is a test, not a check that is not a test run (`check: NAME`,
+    `command: ARGV`: its findings or output are its message, checks/part.py)."""
+    classname, _, name = test_id.partition("::")
+    return bool(name) and not classname.startswith(("command: ", "check: "))
+
+
 def _test_location(test_id: str, known: set[str]) -> tuple[str, list[str]] | None:
     """'tests.test_calc.TestAdd::test_one[2]' -> ('tests/test_calc.py', ['TestAdd', 'test_one']):
     pytest's JUnit classname is the module's dotted path, then any test classes."""
-    classname, _, name = test_id.partition("::")
-    if not name or classname.startswith("command: "):
+    if not names_a_test(test_id):
         return None
+    classname, _, name = test_id.partition("::")
     parts = classname.split(".")
     for cut in range(len(parts), 0, -1):
         path = "/".join(parts[:cut]) + ".py"

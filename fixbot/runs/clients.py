@@ -78,7 +78,10 @@ def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> tuple[Mo
             api_key=env.get("OPENAI_API_KEY"),
             base_url=config.base_url,
             timeout_seconds=config.request_timeout_seconds,
+            context_tokens=config.model_context_tokens,
         )
+        if config.model_context_tokens is None:
+            client.discover_window()
         return stack.enter_context(client)
 
     return opened(config.model), opened(config.strong_model) if config.strong_model else None

@@ -2,6 +2,9 @@
 
 screen(patch, ...)   protected and never-editable paths, new modules that shadow a tool,
                      added secrets, and the cheat policy's findings: one problem each
+salvage(patch, ...)  the patch without its changes to protected paths, and those paths: a
+                     reply that fixes the code and also edits a test keeps its fix, the test
+                     edit dropped (never applied) and named in the feedback
 recorded_problems    a recorded diff read as data, for the publish step (recorded.py)
 """
 
@@ -11,7 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fixbot.edits import Patch
-from fixbot.screen.paths import NEVER_EDITABLE, never_editable, refused_paths, shadowing
+from fixbot.screen.paths import (
+    NEVER_EDITABLE,
+    is_refused,
+    never_editable,
+    refused_paths,
+    shadowing,
+)
 from fixbot.screen.policy import PolicyFinding, Strictness, added_lines, is_test_path, review
 from fixbot.screen.recorded import recorded_problems
 from fixbot.screen.recorded import refused_paths as unpublishable
@@ -26,6 +35,7 @@ __all__ = [
     "never_editable",
     "recorded_problems",
     "review",
+    "salvage",
     "screen",
     "shadowing",
     "unpublishable",
@@ -57,3 +67,12 @@ def screen(
     ]
     findings = review(patch, tree=tree, failing_tests=list(failing), strictness=strictness)
     return problems + [str(finding) for finding in findings]
+
+
+def salvage(
+    patch: Patch, *, protected: Sequence[str], allowed: Sequence[str]
+) -> tuple[Patch | None, list[str]]:
+    """The patch without its changes to paths no candidate may change (None when nothing else
+    is left), and those paths. What is kept is screened like any patch."""
+    dropped = [path for path in patch.paths if is_refused(path, protected, allowed)]
+    return (patch.without(dropped) if dropped else patch), dropped

@@ -33,15 +33,20 @@ def never_editable(path: str) -> bool:
     return any(low == p.rstrip("/").lower() or low.startswith(p.lower()) for p in NEVER_EDITABLE)
 
 
-def refused_paths(paths: Iterable[str], globs: Sequence[str], allowed: Sequence[str]) -> list[str]:
-    """Why each path may not be changed: protected (unless a human allowed it) or never
+def is_refused(path: str, globs: Sequence[str], allowed: Sequence[str]) -> bool:
+    """Whether no candidate may change `path`: protected (unless a human allowed it) or never
     editable (whatever was allowed)."""
+    return never_editable(path) or (is_protected(path, globs) and path not in allowed)
+
+
+def refused_paths(paths: Iterable[str], globs: Sequence[str], allowed: Sequence[str]) -> list[str]:
+    """Why each path may not be changed (see is_refused)."""
     return [
         f"the diff touches protected path {path}; tests, their configuration and the gates' "
         "(conftest.py, pyproject.toml, setup.cfg, ruff and mypy files, at any depth) are the "
         "specification and cannot be changed"
         for path in paths
-        if never_editable(path) or (is_protected(path, globs) and path not in allowed)
+        if is_refused(path, globs, allowed)
     ]
 
 

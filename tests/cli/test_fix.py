@@ -135,6 +135,72 @@ def test_wrong_then_right_feeds_back_the_failure(tmp_path: Path, run_fixbot: Run
     assert "assert" in feedback and "Attempt 1 did not pass" in feedback
 
 
+def test_a_whole_file_reply_that_also_rewrites_the_test_is_fixed_without_the_test_edit(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    # What small models send: the test file first (weakened), then the file under repair,
+    # whole, in blocks that name no file. The source change is kept, the test edit dropped.
+    repo = make_repo(tmp_path / "repo")
+    weakened = read_example("tests/test_calc.py").replace("== 2.0", "!= 2.0")
+    fixed = read_example("calc.py").replace("(len(values) + 1)", "len(values)")
+    both = f"The test:\n```python\n{weakened}```\nThe code:\n```python\n{fixed}```\n"
+    with ScriptedOpenAI([both]) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    evidence = run.evidence
+    assert evidence["status"] == "fixed" and "tests/" not in evidence["diff"]
+    assert evidence["attempts"][0]["shape"] == "whole_file"
+    assert "tests/test_calc.py was dropped" in evidence["attempts"][0]["notes"][0]
+    prompt = server.requests[0]["messages"][-1]["content"]
+    assert prompt.startswith(
+        "`calc.py` has a bug; the tests `tests.test_calc::test_mean`, "
+        "`tests.test_calc::test_mean_single` fail. "
+        "Reply with the complete corrected `calc.py` in one ```python block.\n"
+    )
+    assert server.requests[0]["temperature"] == 0.0
+    assert_untouched(repo)
+
+
+# A calc.py too large to ask for whole (a diff is asked for) and 300 more modules: a
+# repository map and a file list that take room in a prompt.
+LARGER = {
+    "calc.py": read_example("calc.py")
+    + "".join(f"\n\ndef pad_{i}(x: int) -> int:\n    return x + {i}\n" for i in range(200)),
+    **{f"pkg/mod{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(300)},
+}
+
+
+@pytest.mark.parametrize("refusal", ["openai", "llama.cpp"])
+def test_a_small_window_refuses_once_then_every_request_fits_and_the_run_goes_on(
+    tmp_path: Path, run_fixbot: RunFixbot, refusal: str
+) -> None:
+    # The server's window is 2,000 tokens and its tokenizer counts two characters a token;
+    # it says nothing of its window before refusing. The first request, built for the
+    # default 8,192 at three characters a token, is refused with the real HTTP 400; the
+    # rebuilt one fits, and so does every later one, feedback and all.
+    repo = make_repo(tmp_path / "repo", LARGER)
+    with ScriptedOpenAI([wrong(1), GOOD], window=2000, refusal=refusal) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert run.evidence["status"] == "fixed"
+    assert len(server.refused) == 1 and len(server.requests) == 2
+    for request in server.requests:
+        assert server.prompt_tokens(request) + request["max_tokens"] <= 2000
+    assert "context_refused" in run.stderr
+
+
+def test_the_window_the_endpoint_states_is_fitted_from_the_first_request(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    repo = make_repo(tmp_path / "repo", LARGER)
+    card = {"max_model_len": 2000}  # vLLM's /v1/models; a tokenizer like fixbot's estimate
+    with ScriptedOpenAI([GOOD], window=2000, chars_per_token=3.0, model_card=card) as server:
+        run = run_fixbot(repo, base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert server.refused == [] and len(server.requests) == 1  # told, never refused
+    assert server.requests[0]["max_tokens"] == 500  # a quarter of the window
+
+
 def test_always_wrong_escalates_after_exactly_max_iterations(
     tmp_path: Path, run_fixbot: RunFixbot
 ) -> None:
@@ -160,8 +226,8 @@ def test_reply_without_diff_then_right(tmp_path: Path, run_fixbot: RunFixbot) ->
     assert run.code == 0, run.stderr
     first = run.evidence["attempts"][0]
     assert first["verdict"] == "rejected" and first["check"] is None
-    assert "no ```diff block" in first["problems"][0]
-    assert "no ```diff block" in server.requests[1]["messages"][-1]["content"]
+    assert "the reply contains no edit" in first["problems"][0]
+    assert "the reply contains no edit" in server.requests[1]["messages"][-1]["content"]
 
 
 def test_diff_that_does_not_apply_is_refused_with_the_hunk_named(

@@ -4,9 +4,13 @@ Golden cases live in tests/edits/cases/<name>/:
 
     before/                 the repository before the patch (a small tree)
     reply.md                the model's whole reply: prose, fences and all
-    expected.diff           the canonical diff plan_patch must produce, or
+    expected.diff           the canonical diff parse_reply must produce, or
     expected_problems.txt   substrings, one a line, that DiffRejected must contain
     after/                  optional: the files the patch must leave (others unchanged)
+
+parse_reply is given before/'s file list, as fixbot gives it the repository's (a diff of a
+missing file may apply to the one existing file its hunks fit; a code block naming no file
+goes to the one file that defines its functions).
 
 Every expected.diff is also applied with real `git apply` to a git repository made from
 before/, and must leave exactly the contents plan_patch planned.
@@ -29,6 +33,7 @@ from fixbot.edits import (
     FileChange,
     Patch,
     extract_diff,
+    parse_reply,
     plan_patch,
     render_diff,
     write_changes,
@@ -80,10 +85,9 @@ def planned_tree(before: dict[str, str], patch: Patch) -> dict[str, str]:
 
 
 def plan_reply(case: Path, before: dict[str, str]) -> Patch:
+    """The case's reply as fixbot reads it: its diff, else its other edit shapes."""
     reply = (case / "reply.md").read_bytes().decode()
-    diff_text = extract_diff(reply)
-    assert diff_text is not None, "no diff extracted from reply.md"
-    return plan_patch(diff_text, before.get)
+    return parse_reply(reply, before.get, list(before))
 
 
 # --- golden cases ------------------------------------------------------------------------

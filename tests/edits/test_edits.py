@@ -113,7 +113,7 @@ def test_shapes_that_do_not_fit_are_named_not_guessed() -> None:
     with pytest.raises(DiffRejected, match="neither the whole file"):
         parse_edits(unknown_name, read)
     same = "```python pkg/util.py\ndef f():\n    return 1\n```\n"
-    with pytest.raises(DiffRejected, match="change nothing"):
+    with pytest.raises(DiffRejected, match="changes nothing"):
         parse_edits(same, read)
 
 

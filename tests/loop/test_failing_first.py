@@ -84,6 +84,25 @@ def test_a_red_check_must_end_green_and_the_green_ones_stay_green(tmp_path: Path
     assert pytest_runs(sandbox) == [[], []]  # the baseline's, the right attempt's: no more
 
 
+def test_the_first_whole_file_ask_shows_what_a_red_check_found(tmp_path: Path) -> None:
+    # The short one-shot ask names failing tests only; a red check's findings are its message.
+    def lint(tree: Path) -> list[tuple[str, int, str, str]]:
+        fixed = "return sum(values) / len(values)\n" in (tree / "calc.py").read_text()
+        return [] if fixed else [("calc.py", 12, "E999", "the mean is wrong, says ruff")]
+
+    def green(tree: Path) -> dict[str, str]:
+        return dict.fromkeys(TESTS, "passed")
+
+    final, model, _ = run(tmp_path, [GOOD], CHECKS, played=green, lint=lint)
+    assert final["status"] == "fixed" and final["attempts"][0]["shape"] == "whole_file"
+    task = model.asked[0][-1]["content"]
+    assert "check: lint\n    ruff: 1 finding: calc.py:12 E999 the mean is wrong, says ruff" in task
+    assert "## calc.py (whole file)" in task and "What the tests check" not in task
+    assert task.rstrip().endswith(
+        "Reply with the complete corrected `calc.py` in one ```python block."
+    )
+
+
 def test_an_attempt_runs_the_failing_tests_first_and_the_rest_only_when_they_pass(
     tmp_path: Path,
 ) -> None:

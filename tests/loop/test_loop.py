@@ -16,6 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from fixbot.checks.verdict import TAMPERED
 from fixbot.config import Budget, Config, Gates, Verification
+from fixbot.edits import NO_CHANGE
 from fixbot.loop import Deps, build_graph, initial_state, recursion_limit
 from fixbot.snapshot import Snapshot, protect, repo_files
 from tests.conftest import EXAMPLE
@@ -43,17 +44,25 @@ def run(
     played: Outcomes = outcomes,
     forges: Callable[[Path], bool] | None = None,
     seconds_left: float | None = None,
+    model: ScriptedModel | None = None,
+    extra_files: dict[str, str] | None = None,
+    hint: str = "",
     lint: Findings | None = None,
 ) -> tuple[Any, Any, Any]:
     """(final state, the scripted model, the played sandbox) of one run to its end or pause;
-    `seconds_left`: the wall clock the run starts with (default: the config's)."""
+    `seconds_left`: the wall clock the run starts with (default: the config's); `model`: a
+    scripted model of the test's own (it gets `replies`); `extra_files` join the example."""
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLE, repo / "tree")
+    for rel, text in (extra_files or {}).items():
+        (repo / "tree" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "tree" / rel).write_text(text)
     snapshot = protect(
         Snapshot(repo=repo, commit="c" * 40, tree=repo / "tree", manifest={}),
         config.protected_paths,
     )
-    model = ScriptedModel(list(replies))
+    model = model or ScriptedModel([])
+    model.replies.extend(replies)
     sandbox = PlayedSandbox(played, forges=forges, **({} if lint is None else {"lint": lint}))
     deps = Deps(
         model=model,
@@ -68,6 +77,7 @@ def run(
         manifest=snapshot.manifest,
         max_iterations=config.max_iterations,
         token_budget=config.budget.tokens,
+        hint=hint,
         deadline=time.time()
         + (config.budget.wall_clock_seconds if seconds_left is None else seconds_left),
     )
@@ -96,8 +106,10 @@ def test_fail_then_pass_feeds_the_failure_back(tmp_path: Path) -> None:
     assert final["status"] == "fixed"
     assert [a["verdict"] for a in final["attempts"]] == ["fail", "pass"]
     retry = model.asked[1]
-    assert retry[-2] == {"role": "assistant", "content": wrong(1)}
+    # calc.py is asked for whole, afresh: the feedback shows the last change as a diff.
+    assert [m["role"] for m in retry] == ["system", "user"]
     assert "tests.test_calc::test_mean still failed" in retry[-1]["content"]
+    assert "+    return max(values) - min(values) + 0.5" in retry[-1]["content"]
 
 
 def test_always_failing_escalates_after_exactly_max_iterations(tmp_path: Path) -> None:
@@ -111,9 +123,9 @@ def test_a_malformed_reply_is_rejected_and_the_next_one_runs(tmp_path: Path) -> 
     final, model, sandbox = run(tmp_path, ["I would change the mean.", GOOD])
     first, second = final["attempts"]
     assert first["verdict"] == "rejected" and first["check"] is None
-    assert "no ```diff block" in first["problems"][0]
+    assert "the reply contains no edit" in first["problems"][0]
     assert second["verdict"] == "pass" and final["status"] == "fixed"
-    assert "no ```diff block" in model.asked[1][-1]["content"]
+    assert "the reply contains no edit" in model.asked[1][-1]["content"]
     assert sum("pytest" in argv for argv in sandbox.runs) == 5  # the rejected one never ran
 
 
@@ -202,3 +214,151 @@ def test_a_passing_baseline_makes_no_call(tmp_path: Path) -> None:
     final, model, sandbox = run(tmp_path, [], played=lambda tree: dict.fromkeys(TESTS, "passed"))
     assert final["status"] == "already_passing" and model.asked == []
     assert sum("pytest" in argv for argv in sandbox.runs) == 1
+
+
+# --- what a small model is asked, and what of its reply is kept ---------------------------
+
+CALC = (EXAMPLE / "calc.py").read_text()
+FIXED_CALC = CALC.replace("(len(values) + 1)", "len(values)")
+
+
+def whole(text: str, prose: str = "The mean divides by one too many.") -> str:
+    return f"{prose}\n\n```python\n{text}```\n"
+
+
+def test_the_first_prompt_asks_for_the_small_file_whole_at_temperature_0(tmp_path: Path) -> None:
+    final, model, _ = run(tmp_path, [whole(FIXED_CALC)])
+    assert final["status"] == "fixed" and final["attempts"][0]["shape"] == "whole_file"
+    system, task = model.asked[0]
+    # The first prompt is the one-shot prompt a user would write: the file has a bug, the
+    # failing test, the reply asked for, then the file whole; no tests' source, no map.
+    assert (
+        system["content"] == "You are an expert Python programmer. You fix bugs in Python code.\n"
+    )
+    assert task["content"].startswith(
+        "`calc.py` has a bug; the test `tests.test_calc::test_mean` fails. "
+        "Reply with the complete corrected `calc.py` in one ```python block.\n\n"
+        "calc.py:\n```python\n"
+    )
+    assert task["content"].endswith(CALC.rstrip("\n") + "\n```\n")
+    assert "What the tests check" not in task["content"] and "def test_" not in task["content"]
+    assert model.temperatures == [0.0] and final["attempts"][0]["temperature"] == 0.0
+    # The reply reserve fits the file: room for it once and a half, not 2,048 tokens.
+    assert model.max_tokens[0] is not None and model.max_tokens[0] < 2048
+    added = [line for line in final["final_diff"].splitlines() if line[:1] == "+"]
+    assert added == ["+++ b/calc.py", "+    return sum(values) / len(values)"]
+
+
+def test_a_reply_that_also_edits_the_test_keeps_its_fix_and_drops_the_test_edit(
+    tmp_path: Path,
+) -> None:
+    both = reply(
+        "--- a/calc.py\n+++ b/calc.py\n@@ -12 +12 @@\n"
+        "-    return sum(values) / (len(values) + 1)\n+    return sum(values) / len(values)\n"
+        "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -9 +9 @@\n"
+        "-    assert mean([1.0, 2.0, 3.0]) == 2.0\n+    assert True\n"
+    )
+    final, model, _ = run(tmp_path, [both])
+    assert final["status"] == "fixed" and len(model.asked) == 1
+    assert "tests/" not in final["final_diff"] and "assert True" not in final["final_diff"]
+    assert final["attempts"][0]["notes"] == [
+        "Your change to tests/test_calc.py was dropped, never applied: the tests are the "
+        "specification and read-only. The rest of your change was applied and checked."
+    ]
+
+
+def test_a_dropped_test_edit_is_named_in_the_feedback(tmp_path: Path) -> None:
+    edits_both = (
+        whole(FIXED_CALC.replace("len(values)", "len(values) * 1.5"), prose="Both.")
+        + "\n```python tests/test_calc.py\nfrom calc import mean\n\n\n"
+        + "def test_mean() -> None:\n    assert True\n```\n"
+    )
+    final, model, _ = run(tmp_path, [edits_both, GOOD])
+    first = final["attempts"][0]
+    assert first["verdict"] == "fail" and "tests/" not in first["diff"]  # the fix ran, alone
+    assert "Your change to tests/test_calc.py was dropped" in model.asked[1][-1]["content"]
+    # The retry shows what the tests check, as the read-only specification (as text).
+    spec = "## What the tests check (read-only: the specification; never change it"
+    retry = model.asked[1][1]["content"]
+    assert spec in retry and "assert mean([1.0, 2.0, 3.0]) == 2.0" in retry
+    assert final["status"] == "fixed"
+
+
+def test_a_reply_that_changes_nothing_is_told_so_and_the_next_is_varied(tmp_path: Path) -> None:
+    final, model, sandbox = run(tmp_path, [whole(CALC, prose="The code is right."), GOOD])
+    first = final["attempts"][0]
+    assert first["verdict"] == "rejected" and first["check"] is None
+    assert first["problems"] == [NO_CHANGE]
+    retry = model.asked[1]
+    # Asked afresh (the unchanged reply not in the conversation), at a higher temperature.
+    assert [m["role"] for m in retry] == ["system", "user"]
+    assert (
+        NO_CHANGE in retry[-1]["content"] and "sent the code back unchanged" in retry[-1]["content"]
+    )
+    assert model.temperatures == [0.0, 0.5]
+    assert final["status"] == "fixed"
+    assert sum("pytest" in argv for argv in sandbox.runs) == 5  # the unchanged one never ran
+
+
+def test_a_repeat_varies_temperature_and_prompt_before_stuck_escalates(tmp_path: Path) -> None:
+    config = replace(CONFIG, max_iterations=8)
+    final, model, _ = run(tmp_path, [wrong(1)] * 8, config)
+    # Attempt 2 repeats 1: attempt 3 is asked at the next temperature, afresh; it repeats
+    # too (the varied attempt as well): stuck, long before max_iterations.
+    assert model.temperatures == [0.0, 0.5, 0.8]
+    assert [a["temperature"] for a in final["attempts"]] == [0.0, 0.5, 0.8]
+    # A whole file is asked afresh each time: the last reply is not there to be copied.
+    assert [m["role"] for m in model.asked[1]] == ["system", "user"]
+    assert [m["role"] for m in model.asked[2]] == ["system", "user"]
+    assert "You are repeating yourself" in model.asked[2][-1]["content"]
+    assert final["escalation"] == "stuck" and final["reason"].startswith("stuck: attempt 3 repeats")
+
+
+def test_a_diff_asked_keeps_the_last_reply_in_the_conversation(tmp_path: Path) -> None:
+    big = CALC + "".join(
+        f"\n\ndef pad_{i}(x: int) -> int:\n    return x + {i}\n" for i in range(300)
+    )
+    final, model, _ = run(tmp_path, [wrong(1), GOOD], extra_files={"calc.py": big})
+    assert [a["shape"] for a in final["attempts"]] == ["diff", "diff"]  # too large to ask whole
+    retry = model.asked[1]
+    assert retry[-2] == {"role": "assistant", "content": wrong(1)}
+    assert "tests.test_calc::test_mean still failed" in retry[-1]["content"]
+    assert (
+        retry[-1]["content"]
+        .rstrip()
+        .endswith("one complete ```diff block against the original files.")
+    )
+
+
+def test_genuinely_different_failures_retry_at_a_higher_temperature_within_the_bounds(
+    tmp_path: Path,
+) -> None:
+    final, model, _ = run(tmp_path, [wrong(n) for n in range(1, 5)])
+    assert model.temperatures == [0.0, 0.5, 0.5, 0.5]  # no repeat: no further variation
+    assert final["escalation"] == "iterations" and len(model.asked) == 4  # as strict as ever
+
+
+def test_a_context_refusal_rebuilds_the_request_for_the_window_it_names_and_goes_on(
+    tmp_path: Path,
+) -> None:
+    # The server's window is 1,700 tokens and it counts two characters a token: the first
+    # request (the task, a long hint), built for the default 8,192 at three, is refused;
+    # every later one fits, the last attempt and its feedback included.
+    model = ScriptedModel([], refused_window=1700)
+    hint = "Look at the mean. " * 50
+    final, model, _ = run(tmp_path, [wrong(1), GOOD], model=model, hint=hint)
+    assert len(model.refused) == 1
+    assert model.window.tokens == 1700 and model.window.source == "a refusal"
+    assert all(
+        ScriptedModel.counted(asked) + (reserve or 0) <= 1700
+        for asked, reserve in zip(model.asked, model.max_tokens, strict=True)
+    )
+    assert all(hint.strip() in asked[1]["content"] for asked in model.asked)
+    assert final["status"] == "fixed" and len(model.asked) == 2
+
+
+def test_a_window_too_small_for_any_request_escalates_with_the_reason(tmp_path: Path) -> None:
+    final, model, _ = run(tmp_path, [GOOD], model=ScriptedModel([], refused_window=300))
+    assert len(model.refused) == 2 and model.asked == []  # one rebuild, then a reason
+    assert final["status"] == "escalated" and final["escalation"] == "budget"
+    assert "context window (300 tokens, from a refusal) cannot hold" in final["reason"]

@@ -309,7 +309,7 @@ def test_killed_in_a_parallel_round_asks_again_only_what_had_not_finished(
             first.communicate(timeout=30)
             release.set()
         asked = sorted(r.get("temperature", -1) for r in server.requests)
-        assert asked == [-1, 0.1, 0.5, 0.9]
+        assert asked == [0.0, 0.1, 0.5, 0.9]  # attempt 1 at 0 (sampling.temperatures)
         assert _saved_candidates(repo) == 1
         second = fixbot(repo, server.base_url)
         _, err = second.communicate(timeout=300)
@@ -318,4 +318,4 @@ def test_killed_in_a_parallel_round_asks_again_only_what_had_not_finished(
     assert sorted(again) == [0.5, 0.9]  # the saved candidate's reply was not asked for again
     evidence = json.loads((repo / ".fixbot" / "out" / "evidence.json").read_text())
     assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "fail", "fail", "pass"]
-    assert [a["temperature"] for a in evidence["attempts"]] == [None, 0.1, 0.9, 0.5]
+    assert [a["temperature"] for a in evidence["attempts"]] == [0.0, 0.1, 0.9, 0.5]

@@ -1,0 +1,106 @@
+"""How the next attempt is asked: the prompt's shape (the complete file, or a diff), the
+temperature its variation asks at, the reply reserve, and the conversation built for the room
+the model's context window leaves.
+
+A failure that names one small source file asks for that file whole ("reply with the complete
+corrected `solution.py` in one ```python block"): the edit format a small model follows. Any
+other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
+first whole-file prompt is short (the failing tests' ids and the file); a retry, or a failing
+check that is not a test run, lists the failures' messages and what the tests check (their
+assert lines, as read-only text) too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langgraph.runtime import Runtime
+
+from fixbot import prompts
+from fixbot.llm import Model
+from fixbot.loop import lessons
+from fixbot.loop.budget import Build, model_for
+from fixbot.loop.deps import Deps
+from fixbot.loop.state import FixState, baseline_of
+from fixbot.loop.stuck import Stuck, asked_at
+from fixbot.prompts import Ask, Message
+from fixbot.records import failing_tests
+from fixbot.snapshot import read_inside
+from fixbot.window import MAX_REPLY_TOKENS, estimate_tokens
+
+WHOLE_FILE_PROSE = 400  # a whole-file reply's reserve beyond the file: a sentence, the fence
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the next attempt is asked: its prompt shape, temperature and reply reserve."""
+
+    ask: Ask
+    temperature: float | None
+    reply_tokens: int
+
+
+def plan_for(
+    state: FixState, deps: Deps, model: Model, number: int, temperature: float | None = None
+) -> Plan:
+    """The next attempt's plan: a whole-file reply when the failure names one small source
+    file (its reply reserve sized to it), else a diff; the temperature and prompt shape its
+    variation asks at (`stuck.asked_at`), unless given (a parallel candidate's)."""
+    at = asked_at(Stuck(state["strikes"], state["variation"]), deps.config.sampling.temperatures)
+    file = prompts.file_to_return(
+        baseline_of(state),
+        deps.snapshot.tree,
+        deps.files,
+        protected=deps.snapshot.manifest,
+        reply_tokens=model.window.reply_tokens,
+    )
+    reply_tokens = MAX_REPLY_TOKENS
+    if file:  # room for the file once and a half, and a sentence: not for rambling on
+        text = read_inside(deps.snapshot.tree, file) or ""
+        reply_tokens = min(MAX_REPLY_TOKENS, estimate_tokens(text) * 3 // 2 + WHOLE_FILE_PROSE)
+    # The first prompt is short: the failing tests and the code; a retry lists what the tests
+    # check too, as the read-only specification (another prompt shape, another sample). A
+    # failing check that is not a test run (ruff, mypy, a command) is asked about in full from
+    # the first: its findings or output are its message, and the short prompt shows none.
+    failing = failing_tests(baseline_of(state))
+    spec = number > 1 or not file or not all(prompts.names_a_test(t) for t in failing)
+    # A whole file is always asked afresh: shown its last reply, a small model sends it again
+    # (the feedback shows what that reply changed, as a diff).
+    shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
+    return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)
+
+
+def builder(state: FixState, runtime: Runtime[Deps], shape: Ask) -> Build:
+    """The conversation for the next attempt, for the room its model's window leaves: the
+    task, then the last attempt and its feedback."""
+    deps = runtime.context
+    last = state["attempts"][-1:]
+    shown = lessons.shown_for(runtime.store, deps.repository, baseline_of(state))
+
+    def build(room: int) -> list[Message]:
+        return prompts.task_messages(
+            baseline_of(state),
+            tree=deps.snapshot.tree,
+            files=deps.files,
+            manifest=deps.snapshot.manifest,
+            protected_globs=deps.protected_globs,
+            commit=state["commit"],
+            hint=state["hint"],
+            ci_jobs=state["ci_jobs"],
+            lessons=shown,
+            budget_tokens=deps.config.prompt_budget_tokens,
+            room_tokens=room,
+            ask=shape,
+            previous=(last[0]["reply"], state["feedback"]) if last else None,
+        )
+
+    return build
+
+
+def messages_for(state: FixState, runtime: Runtime[Deps]) -> list[Message]:
+    """The next attempt's conversation as its plan and its model's window make it (for
+    sizing a round of candidates)."""
+    deps = runtime.context
+    model = model_for(deps, state["attempt"])
+    plan = plan_for(state, deps, model, state["attempt"] + 1)
+    return builder(state, runtime, plan.ask)(model.window.room(plan.reply_tokens, messages=4))
