@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
 from fixbot.inert import fence_marker
+from fixbot.prompts.imports import imported_modules, module_files, names_used
 from fixbot.records import CheckResult
 from fixbot.snapshot import read_inside
 from fixbot.window import estimate_tokens
@@ -290,7 +291,7 @@ def _imported_spans(ids: Sequence[str], sources: Sources) -> Iterable[Span]:
         if located is None or source is None or source.module is None:
             continue
         node = _definition(source.module.body, located[1])
-        used |= _names_used(node) if node is not None else set()
+        used |= names_used(node) if node is not None else set()
         test_files.setdefault(located[0])
     modules: dict[str, None] = {}
     for test_file in test_files:
@@ -307,36 +308,3 @@ def _imported_spans(ids: Sequence[str], sources: Sources) -> Iterable[Span]:
         for statement in source.module.body if source.module else []:
             if isinstance(statement, Definition) and statement.name in used:
                 yield _spans_of(source, path, statement)
-
-
-def _names_used(node: ast.AST) -> set[str]:
-    names = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            names.add(child.id)
-        elif isinstance(child, ast.Attribute):
-            names.add(child.attr)
-    return names
-
-
-def imported_modules(source: str) -> list[str]:
-    """Dotted names a Python file imports (`from a.b import c` gives a.b and a.b.c)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return []
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.append(node.module)
-            names += [f"{node.module}.{alias.name}" for alias in node.names]
-    return names
-
-
-def module_files(module: str, known: set[str]) -> list[str]:
-    """The repository files a dotted module name may live in (flat or src/ layout)."""
-    rel = module.replace(".", "/")
-    options = [f"{rel}.py", f"{rel}/__init__.py", f"src/{rel}.py", f"src/{rel}/__init__.py"]
-    return [path for path in options if path in known]
