@@ -57,6 +57,9 @@ _ENVIRONMENT = [
         ),
     )
 ]
+# pytest's own words for a test whose fixture no conftest (protected) or plugin defines: at
+# baseline, the environment's (a plugin not installed, or not loaded).
+_MISSING_FIXTURE = re.compile(r"\bfixture '([A-Za-z_][\w]*)' not found")
 FLAKY = "flaky: failed in some baseline runs and passed in others"
 
 
@@ -172,6 +175,12 @@ def environment_cause(
         return (
             f"the installed {module!r} ({where}) has no {name!r}: install the version the "
             "project needs in setup_command"
+        )
+    if fixture := _MISSING_FIXTURE.search(text):
+        return (
+            f"the pytest fixture {fixture.group(1)!r} is not defined: the plugin that provides it "
+            "is not installed in setup_command, or another installed package stops it from "
+            "defining it"
         )
     for pattern, why in _ENVIRONMENT:
         if pattern.search(text):

@@ -55,6 +55,8 @@ def test_a_single_run_is_never_flaky() -> None:
         ("ConnectionRefusedError: [Errno 111] Connection refused", "service"),
         ("psycopg2.OperationalError: could not connect to server", "database"),
         ("KeyError: 'DATABASE_URL'", "environment variable"),
+        # pytest-codspeed defines `benchmark` only where pytest-benchmark is not importable.
+        ("E       fixture 'benchmark' not found", "fixture 'benchmark' is not defined"),
     ],
 )
 def test_environment_causes(message: str, cause: str) -> None:
