@@ -101,7 +101,7 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     if isinstance(asked, Refused):
         return {"verdict": "over_budget", "reason": asked.reason}
     reply = asked.reply
-    current = new_attempt(number, reply, asked.cost_usd, plan.temperature, plan.ask.shape)
+    current = new_attempt(number, reply, asked.cost_usd, plan.temperature, plan.ask.kind)
     return {
         "attempt": current["number"],
         "current": current,

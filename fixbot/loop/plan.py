@@ -7,12 +7,15 @@ corrected `solution.py` in one ```python block"): the edit format a small model 
 other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
 first whole-file prompt is short (the failing tests' ids and the file); a retry, or a failing
 check that is not a test run, lists the failures' messages and what the tests check (their
-assert lines, as read-only text) too.
+assert lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
+(prompts/rewrite.py): the failing functions shown without their bodies, to be written anew
+from their docstrings; the first of them at the first temperature (a new prompt's greedy
+answer), later ones at their variation's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langgraph.runtime import Runtime
 
@@ -67,6 +70,16 @@ def plan_for(
     # A whole file is always asked afresh: shown its last reply, a small model sends it again
     # (the feedback shows what that reply changed, as a diff).
     shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
+    # Every second attempt on a whole file rewrites the failing functions' bodies from their
+    # docstrings; the first rewrite is a new prompt, so it asks for the greedy answer.
+    even = bool(file) and number % 2 == 0 and deps.config.sampling.rewrite
+    rewrite = (
+        prompts.rewritable(baseline_of(state), deps.snapshot.tree, deps.files, file) if even else ()
+    )
+    if rewrite:
+        shape = Ask("whole_file", file, history=False, spec=False, rewrite=rewrite)
+        if number == 2:
+            at = replace(at, temperature=deps.config.sampling.temperatures[0])
     return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)
 
 

@@ -21,6 +21,7 @@ from fixbot.prompts.messages import (
     task_messages,
 )
 from fixbot.prompts.render import render
+from fixbot.prompts.rewrite import rewritable
 from fixbot.prompts.sources import names_a_test
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "prompt_values",
     "render",
     "resume_note",
+    "rewritable",
     "system_message",
     "task_messages",
 ]

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from fixbot.prompts.excerpts import head_tail, prompt_values
 from fixbot.prompts.render import render
+from fixbot.prompts.rewrite import elided
+from fixbot.prompts.sources import Excerpt, fence
 from fixbot.records import CheckResult, FailedJob
 from fixbot.window import CHARS_PER_TOKEN, estimate_tokens
 
@@ -35,6 +37,13 @@ class Ask:
     file: str = ""
     history: bool = True
     spec: bool = True  # the tests' source shown (else their ids, assertions and messages)
+    # functions of `file` shown without their bodies, to be written anew from their docstrings
+    rewrite: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """What the attempt records as its shape: `rewrite`, `whole_file` or `diff`."""
+        return "rewrite" if self.rewrite else self.shape
 
 
 class ShownLesson(Protocol):
@@ -136,10 +145,14 @@ def _task(
         spec=ask.spec,
     )
     if ask.shape == "whole_file":
+        if ask.rewrite:
+            frames = cast(list[Excerpt], values["frames"])
+            values["frames"] = [_left_out(frame, ask) for frame in frames]
         text = render(
             "task_file.j2",
             file=ask.file,
             short=not ask.spec,
+            rewrite=list(ask.rewrite),
             hint=hint,
             ci_jobs=jobs,
             lessons=lessons,
@@ -149,9 +162,19 @@ def _task(
     return render("task.j2", commit=commit, hint=hint, ci_jobs=jobs, lessons=lessons, **values)
 
 
+def _left_out(frame: Excerpt, ask: Ask) -> Excerpt:
+    """The file under repair with the bodies to write left out (the other frames as they are)."""
+    if frame["path"] != ask.file:
+        return frame
+    text = elided(frame["text"], ask.rewrite)
+    return {**frame, "text": text, "fence": fence([text])}
+
+
 def _conversation(
     system: Message, task: str, reply: str, note: str, closing: str, ask: Ask, retry: bool
 ) -> list[Message]:
+    if ask.rewrite:  # a task of its own, asked afresh: what to write, then the file
+        return [system, {"role": "user", "content": task}]
     if not retry:
         # The short whole-file ask says what to reply before the file, as a one-shot prompt does.
         short = ask.shape == "whole_file" and not ask.spec

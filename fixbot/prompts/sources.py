@@ -224,17 +224,24 @@ def _spans_of(source: Source, path: str, node: ast.stmt) -> Span:
     return Span(path, choices)
 
 
+def test_definition(test_id: str, sources: Sources) -> tuple[str, Definition] | None:
+    """(the test file, the failing test's function as it defines it), when it can be read."""
+    located = _test_location(test_id, sources.known)
+    source = sources.get(located[0]) if located else None
+    if located is None or source is None or source.module is None:
+        return None
+    node = _definition(source.module.body, located[1])
+    return (located[0], node) if node is not None else None
+
+
 def test_spans(ids: Sequence[str], sources: Sources) -> list[Span]:
     """The failing test functions, as the test files define them."""
     spans = []
     for test_id in ids:
-        located = _test_location(test_id, sources.known)
-        source = sources.get(located[0]) if located else None
-        if located is None or source is None or source.module is None:
-            continue
-        node = _definition(source.module.body, located[1])
-        if node is not None:
-            spans.append(_spans_of(source, located[0], node))
+        found = test_definition(test_id, sources)
+        source = sources.get(found[0]) if found else None
+        if found is not None and source is not None:
+            spans.append(_spans_of(source, found[0], found[1]))
     return spans
 
 
@@ -286,13 +293,10 @@ def _imported_spans(ids: Sequence[str], sources: Sources) -> Iterable[Span]:
     used: set[str] = set()
     test_files: dict[str, None] = {}
     for test_id in ids:
-        located = _test_location(test_id, sources.known)
-        source = sources.get(located[0]) if located else None
-        if located is None or source is None or source.module is None:
-            continue
-        node = _definition(source.module.body, located[1])
-        used |= names_used(node) if node is not None else set()
-        test_files.setdefault(located[0])
+        found = test_definition(test_id, sources)
+        if found is not None:
+            used |= names_used(found[1])
+            test_files.setdefault(found[0])
     modules: dict[str, None] = {}
     for test_file in test_files:
         source = sources.get(test_file)

@@ -115,6 +115,7 @@ def test_reflection_adds_a_diagnosis_call_that_is_counted(
     config = (
         GATES_OFF + "reflection: true\nprices:\n  scripted-model: {prompt: 1.0, completion: 1.0}\n"
     )
+    config += "sampling: {rewrite: false}\n"  # the retry is a repair, with the diagnosis
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
     diagnosis = "The mean divides by len(values) + 1; it must divide by len(values)."
     with ScriptedOpenAI([wrong(1), diagnosis, GOOD]) as server:

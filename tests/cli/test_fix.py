@@ -14,6 +14,9 @@ from tests.conftest import API_KEY, RunFixbot, docker_or_skip, git, make_repo, r
 from tests.fake_openai import Fail, ScriptedOpenAI, unused_local_url
 from tests.fakes import GOOD, reply, wrong
 
+# The feedback loop's own tests: every retry a repair with the feedback (no rewrite ask).
+REPAIRS = {".fixbot.yml": read_example(".fixbot.yml") + "sampling: {rewrite: false}\n"}
+
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install bubblewrap)"
 )
@@ -125,7 +128,7 @@ def test_fixed_at_first_attempt(tmp_path: Path, run_fixbot: RunFixbot) -> None:
 
 
 def test_wrong_then_right_feeds_back_the_failure(tmp_path: Path, run_fixbot: RunFixbot) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", REPAIRS)  # the retry is a repair, with the feedback
     with ScriptedOpenAI([wrong(1), GOOD]) as server:
         run = run_fixbot(repo, base_url=server.base_url)
     assert run.code == 0, run.stderr
@@ -220,7 +223,7 @@ def test_always_wrong_escalates_after_exactly_max_iterations(
 
 
 def test_reply_without_diff_then_right(tmp_path: Path, run_fixbot: RunFixbot) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", REPAIRS)
     with ScriptedOpenAI(["I think the mean is wrong, but here is no diff.", GOOD]) as server:
         run = run_fixbot(repo, base_url=server.base_url)
     assert run.code == 0, run.stderr

@@ -206,10 +206,10 @@ def test_a_module_the_environment_breaks_is_left_aside_and_the_code_failure_fixe
     assert quarantined["tests.test_num"].startswith(
         "environment: module 'numpy_that_is_not_installed' is not installed"
     )
-    # Neither the task nor the feedback on the wrong attempt asks for it.
+    # Neither the task nor the retry (a rewrite of mean from its docstring) asks for it.
+    assert "tests.test_calc::test_mean" in json.dumps(server.requests[0])
     for request in server.requests:
-        prompt = json.dumps(request)
-        assert "tests.test_calc::test_mean" in prompt and "tests.test_num" not in prompt
+        assert "tests.test_num" not in json.dumps(request)
     assert "tests.test_num" in (run.out / "report.md").read_text()
 
 

@@ -138,6 +138,7 @@ def test_a_money_cap_that_pays_for_one_call_keeps_one_at_a_time(
         GATES_OFF
         + ROUND
         + "budget: {cost_usd: 0.35}\nprices:\n  scripted-model: {prompt: 0, completion: 100}\n"
+        + "sampling: {rewrite: false}\n"  # the retry at the second temperature
     )
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
     with ScriptedOpenAI([wrong(1), GOOD]) as server:
@@ -214,6 +215,7 @@ def test_the_next_round_hears_how_every_candidate_failed(
 ) -> None:
     config = GATES_OFF + ROUND + "max_iterations: 7\n"
     config += "stuck: {similarity: 1.0, stagnation_attempts: 50}\n"
+    config += "sampling: {rewrite: false}\n"  # every candidate a repair, with the feedback
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": config})
     first = by_temperature({0.0: wrong(1), 0.1: wrong(2), 0.5: wrong(3), 0.9: wrong(4)})
     second = by_temperature({0.1: wrong(5), 0.5: GOOD, 0.9: wrong(6)})

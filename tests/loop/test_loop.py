@@ -15,7 +15,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from fixbot.checks.verdict import TAMPERED
-from fixbot.config import Budget, Config, Gates, Verification
+from fixbot.config import Budget, Config, Gates, Sampling, Stuck, Verification
 from fixbot.edits import NO_CHANGE
 from fixbot.loop import Deps, build_graph, initial_state, recursion_limit
 from fixbot.snapshot import Snapshot, protect, repo_files
@@ -23,10 +23,13 @@ from tests.conftest import EXAMPLE
 from tests.fakes import GOOD, Findings, Outcomes, PlayedSandbox, ScriptedModel, reply, wrong
 
 TESTS = ("tests.test_calc::test_add", "tests.test_calc::test_mean", "tests.test_calc::test_clamp")
+# The feedback loop's own tests: every retry a repair with the feedback (the rewrite ask,
+# every second attempt by default, has tests of its own below).
 CONFIG = Config(
     gates=Gates(lint=False, types=False),
     max_iterations=4,
     verification=Verification(baseline_runs=2, final_runs=2),
+    sampling=Sampling(rewrite=False),
 )
 
 
@@ -362,3 +365,57 @@ def test_a_window_too_small_for_any_request_escalates_with_the_reason(tmp_path: 
     assert len(model.refused) == 2 and model.asked == []  # one rebuild, then a reason
     assert final["status"] == "escalated" and final["escalation"] == "budget"
     assert "context window (300 tokens, from a refusal) cannot hold" in final["reason"]
+
+
+REWRITES = replace(CONFIG, sampling=Sampling())  # the defaults: every second attempt rewrites
+
+
+def test_the_second_attempt_rewrites_the_failing_function_from_its_docstring(
+    tmp_path: Path,
+) -> None:
+    """Sent back unchanged, the file is asked for again with mean's body left out, to be
+    written anew from its docstring: a task of its own, at the first temperature."""
+    final, model, _ = run(tmp_path, [whole(CALC), whole(FIXED_CALC)], REWRITES)
+    assert final["status"] == "fixed"
+    assert [a["shape"] for a in final["attempts"]] == ["whole_file", "rewrite"]
+    assert model.temperatures == [0.0, 0.0]
+    _, task = model.asked[1]
+    assert task["content"].startswith(
+        "`calc.py` has a bug in `mean`: its body is wrong. Write the body anew from the "
+        "signature and the docstring, so that it does what the docstring says. Reply with the "
+        "complete corrected `calc.py` in one ```python block.\n\ncalc.py:\n```python\n"
+    )
+    shown = task["content"]
+    assert (
+        '    """The arithmetic mean of a non-empty list."""\n    ...  # the body, left out' in shown
+    )
+    assert "len(values) + 1" not in shown  # the buggy body is not there to copy
+    assert "def add(a: int, b: int) -> int:\n    return a + b" in shown  # the rest as it is
+    assert "Attempt 1 did not pass" not in shown
+    # The feedback on attempt 1 is still recorded; attempt 3 would get the feedback on 2.
+    assert NO_CHANGE in final["attempts"][0]["problems"]
+
+
+def test_a_function_without_a_docstring_is_never_rewritten(tmp_path: Path) -> None:
+    bare = CALC.replace('    """The arithmetic mean of a non-empty list."""\n', "")
+    final, model, _ = run(
+        tmp_path,
+        [whole(bare), whole(bare.replace("(len(values) + 1)", "len(values)"))],
+        REWRITES,
+        extra_files={"calc.py": bare},
+    )
+    assert final["status"] == "fixed"
+    assert [a["shape"] for a in final["attempts"]] == ["whole_file", "whole_file"]
+    assert "Attempt 1 did not pass" in model.asked[1][-1]["content"]
+
+
+def test_rewrite_asks_alternate_with_repairs_within_the_bounds(tmp_path: Path) -> None:
+    replies = [wrong(1), wrong(2), wrong(3), wrong(4)]
+    final, model, _ = run(tmp_path, replies, replace(REWRITES, stuck=Stuck(similarity=1.0)))
+    assert final["status"] == "escalated" and len(model.asked) == 4
+    assert [a["shape"] for a in final["attempts"]] == [
+        "whole_file",
+        "rewrite",
+        "whole_file",
+        "rewrite",
+    ]
