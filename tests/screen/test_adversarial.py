@@ -31,6 +31,9 @@ def settings(strictness: Strictness = "strict", types: bool = False) -> str:
     return f'policy: "{strictness}"\ngates:\n  lint: true\n  types: {str(types).lower()}\n'
 
 
+NO_REWRITE = "sampling: {rewrite: false}\n"
+
+
 @dataclass(frozen=True)
 class Cheat:
     diff: str
@@ -404,7 +407,8 @@ def test_the_honest_fix_passes_under_strict_policy(tmp_path: Path, run_fixbot: R
 def test_the_hex_report_patch_is_refused_by_name_and_the_real_fix_ships(
     tmp_path: Path, run_fixbot: RunFixbot
 ) -> None:
-    repo = make_repo(tmp_path / "repo", {".fixbot.yml": settings("strict")})
+    # The retry is a repair with the feedback (no rewrite ask): the finding is fed back.
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": settings("strict") + NO_REWRITE})
     cheat = reply(CHEATS["exec-hex-wraps-pytest-reports"].diff, prose="All tests pass now.")
     with ScriptedOpenAI([cheat, GOOD]) as server:
         run = run_fixbot(repo, "--max-iterations", "2", base_url=server.base_url)
@@ -421,7 +425,8 @@ def test_the_hex_report_patch_is_refused_by_name_and_the_real_fix_ships(
 def test_the_finding_is_fed_back_and_the_model_recovers(
     tmp_path: Path, run_fixbot: RunFixbot
 ) -> None:
-    repo = make_repo(tmp_path / "repo", {".fixbot.yml": settings("strict")})
+    # The retry is a repair with the feedback (no rewrite ask): the finding is fed back.
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": settings("strict") + NO_REWRITE})
     cheat = reply(CHEATS["special-cases-the-inputs"].diff)
     with ScriptedOpenAI([cheat, GOOD]) as server:
         run = run_fixbot(repo, "--max-iterations", "2", base_url=server.base_url)
