@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Collection
 
 from fixbot.checks.part import TEST_KINDS, entry_of
-from fixbot.records import COMPLETED, FAILING, CheckResult, Finding, failing_tests
+from fixbot.records import COMPLETED, FAILING, CaseResult, CheckResult, Finding, failing_tests
 
 
 def _key(finding: Finding) -> tuple[str, str, str, str]:
@@ -80,13 +80,12 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
     if attempt.get("partial"):
         return reproduced(baseline, attempt) or [NOT_IN_FULL]
     found: list[str] = []
-    quarantined = baseline.get("quarantined", {})
-    tests = {t: r for t, r in attempt["tests"].items() if t not in quarantined}
+    tests = counted(baseline, attempt)
     for test in failing_tests(baseline):
         outcome = tests[test]["outcome"] if test in tests else "missing"
         if outcome != "passed":
             found.append(f"{test} still {outcome} (it must pass)")
-    before = {t: r for t, r in baseline["tests"].items() if t not in quarantined}
+    before = counted(baseline, baseline)
     for test in sorted(set(before) - set(tests)):
         if before[test]["outcome"] not in FAILING:
             found.append(f"{test} is no longer collected (the test set must not shrink)")
@@ -122,14 +121,19 @@ def unfinished(result: CheckResult) -> list[str]:
     ]
 
 
+def counted(baseline: CheckResult, result: CheckResult) -> dict[str, CaseResult]:
+    """`result`'s tests that the pass definition counts: never the baseline's quarantine."""
+    quarantined = baseline.get("quarantined", {})
+    return {t: r for t, r in result["tests"].items() if t not in quarantined}
+
+
 def reproduced(baseline: CheckResult, rerun: CheckResult) -> list[str]:
     """Why a re-run of the baseline's failing checks and tests does not show them passing: each
     check it ran must have run to its end, each of their baseline failures now passes, and
     nothing it ran that passed at baseline fails; the quarantine is left aside, as in problems."""
     if rerun["status"] not in COMPLETED:
         return unfinished(rerun)
-    quarantined = baseline.get("quarantined", {})
-    tests = {t: r for t, r in rerun["tests"].items() if t not in quarantined}
+    tests = counted(baseline, rerun)
     before = baseline["tests"]
     ran = {run["name"] for run in rerun["checks"]} if "checks" in rerun else None
     found = []

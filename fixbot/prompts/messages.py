@@ -173,9 +173,7 @@ def _left_out(frame: Excerpt, ask: Ask) -> Excerpt:
 def _conversation(
     system: Message, task: str, reply: str, note: str, closing: str, ask: Ask, retry: bool
 ) -> list[Message]:
-    if ask.rewrite:  # a task of its own, asked afresh: what to write, then the file
-        return [system, {"role": "user", "content": task}]
-    if not retry:
+    if not retry or ask.rewrite:  # a rewrite is a task of its own: no last attempt under it
         # The short whole-file ask says what to reply before the file, as a one-shot prompt does.
         short = ask.shape == "whole_file" and not ask.spec
         return [system, {"role": "user", "content": task if short else f"{task}\n{closing}"}]
