@@ -62,7 +62,7 @@ class CheckRun(TypedDict):
     checks/suite.py), so the pass definition reads every check the same way."""
 
     name: str
-    kind: str  # checkspec.CheckKind
+    kind: str  # commands.CheckKind
     gate: bool  # the legacy "no new findings" gate: its findings never make the build red
     status: CheckStatus
     exit_code: int

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixbot.llm import ContextExceeded, DeadlinePassed, Reply
+from fixbot.model.client import ContextExceeded, DeadlinePassed, Reply
+from fixbot.model.window import ContextRefusal, ContextWindow
 from fixbot.proc import Completed
 from fixbot.sandbox import DEFAULT_LIMITS, Limits, RunSpec, Sandbox
-from fixbot.window import ContextRefusal, ContextWindow
 
 # --- scripted replies for the bundled example (examples/calc: mean divides by len + 1) ------
 

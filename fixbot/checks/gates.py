@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from fixbot.checks.harness import Launcher, TestRun, out_of_memory, run_pytest
-from fixbot.checks.harness import junit_id as test_id
 from fixbot.checks.part import Part, entry_id
+from fixbot.checks.pytest import Launcher, TestRun, out_of_memory, run_pytest
+from fixbot.checks.pytest import junit_id as test_id
 from fixbot.checks.selection import narrowed
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec, split_words
 from fixbot.proc import Completed
 from fixbot.records import (
     COMPLETED,
@@ -57,11 +57,9 @@ class BadTestCommand(Exception):
 
 def command_argv(test_command: str) -> list[str]:
     try:
-        argv = shlex.split(test_command)
+        argv = split_words(test_command)
     except ValueError as exc:
-        raise BadTestCommand(f"test_command cannot be parsed: {exc}") from exc
-    if not argv:
-        raise BadTestCommand("test_command is empty")
+        raise BadTestCommand(f"test_command {exc}") from exc
     if is_pytest(argv):
         argv = pinned(argv)
     return argv

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.proc import Completed
 from fixbot.records import (
     COMPLETED,

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.records import CaseResult, CheckResult, failing_tests
 
 Selection = Mapping[str, tuple[str, ...]]  # check name -> node ids to run; (): the whole check

@@ -29,7 +29,7 @@ import sys
 import tomllib
 from collections.abc import Callable, Sequence
 
-from fixbot.checkspec import CheckSpec, tool_arguments
+from fixbot.commands import CheckSpec, tool_arguments
 from fixbot.sandbox import OUTPUTS, PREPARED
 
 Reader = Callable[[str], "str | None"]

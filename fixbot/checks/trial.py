@@ -23,19 +23,17 @@ proves nothing: its check runs whole.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from fixbot.checks.gates import BadTestCommand
-from fixbot.checks.generated import lay_generated
-from fixbot.checks.index import IndexSettings
 from fixbot.checks.part import Part, aggregate
-from fixbot.checks.plugins import plugin_options
-from fixbot.checks.prepare import prepared_environment
+from fixbot.checks.prepare import IndexSettings, lay_generated, plugin_options, prepared_environment
 from fixbot.checks.selection import Selection, failing_first
 from fixbot.checks.suite import ordered, run_suite
 from fixbot.checks.verdict import reproduced
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.config import Config, checks_of
 from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
@@ -109,45 +107,69 @@ def run_trial(
     if baseline is not None and mode != "full":
         selection = failing_first(baseline, checks, lambda rel: _is_file(snapshot.tree, rel))
     failures: list[str] = []
+    trial = Trial(sandbox, snapshot, config, patch_text, prepared, tuple(checks))
     for _ in range(INFRA_ATTEMPTS):
         try:
             if baseline is None or not selection:
-                parts, tampered = _run_once(sandbox, snapshot, config, patch_text, prepared, checks)
+                parts, tampered = trial.run()
                 return aggregate(parts), tampered
-            trial = _Phased(sandbox, snapshot, config, patch_text, prepared, checks, baseline)
-            return trial.first(selection) if mode == "first" else trial.rerun(selection)
+            if mode == "first":
+                return trial.first(baseline, selection)
+            return trial.rerun(selection)
         except SandboxFailed as exc:
             failures.append(str(exc))
     raise SandboxFailed(f"the sandbox failed {INFRA_ATTEMPTS} times in a row; last: {failures[-1]}")
 
 
-class _Phased:
-    """A failing-first trial over fresh copies of the snapshot with the diff."""
+@dataclass(frozen=True)
+class Trial:
+    """What every check run of one trial shares: fresh copies of the snapshot with the diff,
+    the prepared environment, the configured checks."""
 
-    def __init__(
-        self,
-        sandbox: Sandbox,
-        snapshot: Snapshot,
-        config: Config,
-        patch_text: str,
-        prepared: Path | None,
-        checks: Sequence[CheckSpec],
-        baseline: CheckResult,
-    ) -> None:
-        self.args = (sandbox, snapshot, config, patch_text, prepared)
-        self.checks = checks
-        self.baseline = baseline
+    sandbox: Sandbox
+    snapshot: Snapshot
+    config: Config
+    patch_text: str
+    prepared: Path | None
+    checks: tuple[CheckSpec, ...]
 
     def run(
-        self, names: set[str], selection: Selection | None = None
+        self, names: set[str] | None = None, selection: Selection | None = None
     ) -> tuple[list[Part], list[str]]:
-        checks = [c for c in self.checks if c.name in names]
-        return _run_once(*self.args, checks, selection)
+        """The checks named (all when None) on one fresh copy, narrowed as `selection` says:
+        (their parts, protected files found modified afterwards)."""
+        checks = [c for c in self.checks if names is None or c.name in names]
+        patch = plan_patch(self.patch_text, reader(self.snapshot.tree)) if self.patch_text else None
+        limits = limits_for(self.config)
+        # A full copy needs room for the tree itself on top of what the attempt may write.
+        extra = 0 if self.sandbox.layered else tree_bytes(self.snapshot)
+        with attempt_scratch(limits.disk_mb, extra_bytes=extra) as scratch:
+            tree = prepare(
+                self.snapshot, scratch.path / "repo", layered=self.sandbox.layered, patch=patch
+            )
+            lay_generated(self.prepared, tree.root)  # what the install wrote into the tree
+            put_back_protected(self.snapshot, tree)
+            try:
+                parts = run_suite(
+                    self.sandbox,
+                    tree.root,
+                    checks,
+                    lower=tree.lower,
+                    prepared=self.prepared,
+                    readonly=list(self.snapshot.protected),
+                    limits=limits,
+                    scratch=scratch.path,
+                    selection=selection,
+                    pytest_options=plugin_options(self.prepared),
+                )
+            except BadTestCommand as exc:
+                raise UsageError(str(exc)) from exc
+            return parts, mismatches(self.snapshot, tree)
 
-    def first(self, selection: Selection) -> tuple[CheckResult, list[str]]:
+    def first(self, baseline: CheckResult, selection: Selection) -> tuple[CheckResult, list[str]]:
         parts, tampered = self.run(set(selection), selection)
         sure = [p for p in parts if _readable(p, selection)]
-        if reproduced(self.baseline, aggregate(sure, partial=True)):
+        if reproduced(baseline, aggregate(sure, partial=True)):
             return aggregate(sure, partial=True), tampered  # failed early: never a pass
         kept = {p.run["name"]: p for p in sure if p.whole}
         rest, more = self.run({c.name for c in self.checks} - set(kept))
@@ -182,38 +204,3 @@ def _readable(part: Part, selection: Selection) -> bool:
 def _in_order(checks: Sequence[CheckSpec], parts: Sequence[Part]) -> list[Part]:
     at = {spec.name: index for index, spec in enumerate(ordered(checks))}
     return sorted(parts, key=lambda part: at.get(part.run["name"], len(at)))
-
-
-def _run_once(
-    sandbox: Sandbox,
-    snapshot: Snapshot,
-    config: Config,
-    patch_text: str,
-    prepared: Path | None,
-    checks: Sequence[CheckSpec],
-    selection: Selection | None = None,
-) -> tuple[list[Part], list[str]]:
-    patch = plan_patch(patch_text, reader(snapshot.tree)) if patch_text else None
-    limits = limits_for(config)
-    # A full copy needs room for the tree itself on top of what the attempt may write.
-    extra = 0 if sandbox.layered else tree_bytes(snapshot)
-    with attempt_scratch(limits.disk_mb, extra_bytes=extra) as scratch:
-        tree = prepare(snapshot, scratch.path / "repo", layered=sandbox.layered, patch=patch)
-        lay_generated(prepared, tree.root)  # what the install wrote into the tree
-        put_back_protected(snapshot, tree)
-        try:
-            parts = run_suite(
-                sandbox,
-                tree.root,
-                checks,
-                lower=tree.lower,
-                prepared=prepared,
-                readonly=list(snapshot.protected),
-                limits=limits,
-                scratch=scratch.path,
-                selection=selection,
-                pytest_options=plugin_options(prepared),
-            )
-        except BadTestCommand as exc:
-            raise UsageError(str(exc)) from exc
-        return parts, mismatches(snapshot, tree)

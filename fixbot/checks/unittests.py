@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from fixbot.checks.part import Part, record
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.proc import Completed
 from fixbot.records import (
     DETAIL_CAP,

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from fixbot import log
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.config import CONFIG_FILE, load_config
 from fixbot.errors import ConfigError, UsageError
 from fixbot.forge.github import (

@@ -13,7 +13,7 @@ from typing import Any
 
 from fixbot.checks import IndexSettings
 from fixbot.config import Config
-from fixbot.llm import Model
+from fixbot.model import Model
 from fixbot.sandbox import Sandbox
 from fixbot.snapshot import Snapshot
 

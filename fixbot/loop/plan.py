@@ -20,16 +20,15 @@ from dataclasses import dataclass, replace
 from langgraph.runtime import Runtime
 
 from fixbot import prompts
-from fixbot.llm import Model
 from fixbot.loop import lessons
 from fixbot.loop.budget import Build, model_for
 from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState, baseline_of
 from fixbot.loop.stuck import Stuck, asked_at
+from fixbot.model import MAX_REPLY_TOKENS, Model, estimate_tokens
 from fixbot.prompts import Ask, Message
 from fixbot.records import failing_tests
 from fixbot.snapshot import read_inside
-from fixbot.window import MAX_REPLY_TOKENS, estimate_tokens
 
 WHOLE_FILE_PROSE = 400  # a whole-file reply's reserve beyond the file: a sentence, the fence
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
+from fixbot.model import CHARS_PER_TOKEN, estimate_tokens
 from fixbot.prompts.failures import cleaned, failures
 from fixbot.prompts.sources import (
     ITEM_TOKENS,
@@ -37,7 +38,6 @@ from fixbot.prompts.sources import (
     test_spans,
 )
 from fixbot.records import CheckResult, failing_tests
-from fixbot.window import CHARS_PER_TOKEN, estimate_tokens
 
 DEFAULT_BUDGET_TOKENS = 8000
 TEMPLATE_TOKENS = 400  # the template's own text, the commit and the headings

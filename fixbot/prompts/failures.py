@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from typing import TypedDict
 
+from fixbot.model import CHARS_PER_TOKEN
 from fixbot.prompts.sources import cost, one_line
 from fixbot.records import CheckResult, failing_tests
-from fixbot.window import CHARS_PER_TOKEN
 
 MESSAGE_FLOOR = 32  # characters of each message kept, however many tests fail
 ASSERTION_CHARS = 300

@@ -83,6 +83,12 @@ def render_markdown(result: FixResult) -> str:
     if result.network_probe:
         probe = "; ".join(result.network_probe.splitlines())
         lines += [f"Network inside the sandbox: {_cell(probe, 300)}"]
+    if result.not_secrets:
+        names = ", ".join(code_span(name) for name in result.not_secrets)
+        lines += [
+            f"Not redacted: {names} holds a placeholder (too short or too common to be a "
+            "secret, such as a local server's `local`)"
+        ]
     if result.reproduce:
         lines += ["", "Re-check this verification locally:", "", fenced(result.reproduce)]
     lines += ["", f"<sub>fixbot {_cell(result.version, 40)}</sub>", ""]

@@ -69,6 +69,8 @@ class FixResult:
     resumes: int = 0
     escalated_at: list[int] = field(default_factory=list)  # attempts done at each escalation
     steps_not_run: list[StepNotRun] = field(default_factory=list)  # the Action: failed CI steps
+    # Credential variables holding a placeholder (`local`), not a secret: left unredacted.
+    not_secrets: list[str] = field(default_factory=list)
     version: str = __version__
 
     @property

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
@@ -20,16 +20,15 @@ from langgraph.store.base import BaseStore
 from fixbot.checks import IndexSettings, index_settings
 from fixbot.config import Config
 from fixbot.errors import UsageError
-from fixbot.llm import Model, OpenAIModel
 from fixbot.loop import Deps, unpriced
+from fixbot.model import Model, OpenAIModel
 from fixbot.paths import StateDir
 from fixbot.runs.store import checkpointer_for, store_for, thread_lock
 from fixbot.sandbox import Backend, Sandbox, choose
+from fixbot.secrets import CREDENTIALS
 from fixbot.snapshot import Snapshot, repo_files, repository_identity
 
-# The environment variables that hold credentials: never logged, never sent to the model,
-# never in an output (the Action adds the token's auth header).
-SECRET_VARIABLES = ("OPENAI_API_KEY", "GITHUB_TOKEN", "FIXBOT_DATABASE_URL")
+SECRET_VARIABLES = CREDENTIALS  # never logged, never sent to the model, never in an output
 NO_MODEL = "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
 
 Observer = Callable[[str, dict[str, Any]], None]
@@ -96,9 +95,12 @@ def open_clients(
     *,
     secrets: Sequence[str] = (),
     observe: Observer = _ignore,
+    hosted: BaseStore | Literal[False] | None = False,
 ) -> Iterator[Clients]:
     """The clients one run of `thread` in the repository at `root` needs, held for the run:
-    the thread's lock first (a second run of it exits 3), the rest released in reverse."""
+    the thread's lock first (a second run of it exits 3), the rest released in reverse.
+    `hosted`: the LangGraph server's run, whose own checkpointer holds the thread (no lock and
+    no state database here) and whose store (given, or None) keeps the lessons."""
     state = StateDir(root)
     database_url = env.get("FIXBOT_DATABASE_URL")
     with ExitStack() as stack:
@@ -106,9 +108,14 @@ def open_clients(
         sandbox = stack.enter_context(
             closing(choose_sandbox(config.sandbox.backend, env, image=config.sandbox.image))
         )
-        stack.enter_context(thread_lock(state, thread, database_url))
-        checkpointer = stack.enter_context(checkpointer_for(state, database_url))
-        store = stack.enter_context(store_for(state, database_url))
+        checkpointer: BaseCheckpointSaver[Any] | None = None
+        store: BaseStore | None = None
+        if hosted is False:
+            stack.enter_context(thread_lock(state, thread, database_url))
+            checkpointer = stack.enter_context(checkpointer_for(state, database_url))
+            store = stack.enter_context(store_for(state, database_url))
+        else:
+            store = hosted
         index = index_settings(env)
         yield Clients(
             model=model,

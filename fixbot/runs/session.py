@@ -9,6 +9,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from fixbot.errors import UsageError
 from fixbot.loop import FixState, build_graph, initial_state, recursion_limit, validate
 from fixbot.records import FailedJob
 from fixbot.report import FixResult
-from fixbot.runs.clients import Clients, build_deps
+from fixbot.runs.clients import NO_MODEL, Clients, build_deps
 from fixbot.sandbox import Sandbox
 from fixbot.snapshot import Snapshot, manifest_digest, resolve_commit, take_snapshot
 
@@ -70,14 +71,11 @@ def run_fix(
     saved = graph.get_state(run_config(thread, request.config.max_iterations))
     start: FixState | Command[Any] | None = None
     if not saved.values:
-        start = initial_state(
-            thread_id=thread,
-            commit=request.commit,
-            manifest={},  # filled from the snapshot below
-            max_iterations=request.config.max_iterations,
-            token_budget=request.config.budget.tokens,
-            cost_budget=request.config.budget.cost_usd or 0.0,
-            deadline=clients.clock() + request.config.budget.wall_clock_seconds,
+        start = start_state(
+            thread,
+            request.commit,
+            request.config,
+            clients,
             hint=request.hint,
             ci_jobs=request.ci_jobs,
         )
@@ -87,6 +85,56 @@ def run_fix(
     else:
         clients.observe("resumed", {"thread_id": thread, "next": list(saved.next)})
     return drive(graph, thread, start, request.repo, request.commit, request.config, clients)
+
+
+def start_state(
+    thread: str,
+    commit: str,
+    config: Config,
+    clients: Clients,
+    *,
+    hint: str = "",
+    ci_jobs: tuple[FailedJob, ...] = (),
+    manifest: Mapping[str, str] | None = None,
+) -> FixState:
+    """A new run's first state, its budgets from the config and its deadline from the clients'
+    clock: every root starts a run from this (the manifest is filled from the snapshot when
+    the run is driven)."""
+    return initial_state(
+        thread_id=thread,
+        commit=commit,
+        manifest=dict(manifest or {}),
+        max_iterations=config.max_iterations,
+        token_budget=config.budget.tokens,
+        cost_budget=config.budget.cost_usd or 0.0,
+        deadline=clients.clock() + config.budget.wall_clock_seconds,
+        hint=hint,
+        ci_jobs=ci_jobs,
+    )
+
+
+def request_for(
+    root: Path,
+    commit: str,
+    config: Config,
+    *,
+    hint: str = "",
+    salt: str = "",
+    ci_jobs: tuple[FailedJob, ...] = (),
+) -> FixRequest:
+    """The request to fix `commit` with this config; UsageError when it names no model."""
+    if not config.model:
+        raise UsageError(NO_MODEL)
+    return FixRequest(
+        repo=root,
+        commit=commit,
+        config=config,
+        model_name=config.model,
+        base_url=config.base_url,
+        hint=hint,
+        salt=salt,
+        ci_jobs=ci_jobs,
+    )
 
 
 def resume_fix(

@@ -14,30 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fixbot.edits import Patch
-from fixbot.screen.paths import (
-    NEVER_EDITABLE,
-    is_refused,
-    never_editable,
-    refused_paths,
-    shadowing,
-)
-from fixbot.screen.policy import PolicyFinding, Strictness, added_lines, is_test_path, review
+from fixbot.screen.paths import is_refused, never_editable, refused_paths, shadowing
+from fixbot.screen.policy import Strictness, review
 from fixbot.screen.recorded import recorded_problems
 from fixbot.screen.recorded import refused_paths as unpublishable
 from fixbot.secrets import added_secrets
 
 __all__ = [
-    "NEVER_EDITABLE",
-    "PolicyFinding",
-    "Strictness",
-    "added_lines",
-    "is_test_path",
     "never_editable",
     "recorded_problems",
-    "review",
     "salvage",
     "screen",
-    "shadowing",
     "unpublishable",
 ]
 

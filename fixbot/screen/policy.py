@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Literal
 
 from fixbot.edits import FileChange, Patch
-from fixbot.screen.answers import answers_from_tests
 from fixbot.screen.asserted import asserted_cases, asserted_literals
 from fixbot.screen.lines import added_lines, is_test_path, reviewed_lines, split_lines
-from fixbot.screen.rules import RULES, Case, Hit, Key, Source
+from fixbot.screen.rules import RULES
 from fixbot.screen.runtime import RUNTIME_RULES, literal_code
+from fixbot.screen.source import Case, Hit, Key, Source
+from fixbot.screen.tables import answers_from_tests
 from fixbot.screen.textual import comment_hits, fallback_hits, name_hits
 
 Strictness = Literal["strict", "lenient", "off"]

@@ -15,7 +15,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from fixbot.screen.rules import Hit, Source, line
+from fixbot.screen.source import Hit, Source, line
 
 RUNS_TEXT = frozenset({"exec", "eval", "compile"})
 # Run the text (or import the module) named by their first argument: fine for a literal only.

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from fixbot.edits import FileChange
 from fixbot.screen.lines import split_lines
-from fixbot.screen.rules import Hit
+from fixbot.screen.source import Hit
 
 STARTUP_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py")
 GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml")

@@ -18,32 +18,26 @@ from fixbot.snapshot.git import (
 from fixbot.snapshot.hostgit import NO_PROGRAMS, config_args
 from fixbot.snapshot.protected import (
     Snapshot,
-    digest_of,
     fresh_copy,
     is_protected,
     manifest_digest,
-    manifest_mismatches,
     protect,
     read_inside,
     repo_files,
-    restore_protected,
     tree_bytes,
     unprotect,
 )
-from fixbot.snapshot.workspace import Workspace, mismatches, prepare, put_back_protected
+from fixbot.snapshot.workspace import mismatches, prepare, put_back_protected
 
 __all__ = [
     "NO_PROGRAMS",
     "Snapshot",
-    "Workspace",
     "apply_to_worktree",
     "config_args",
-    "digest_of",
     "find_root",
     "fresh_copy",
     "is_protected",
     "manifest_digest",
-    "manifest_mismatches",
     "mismatches",
     "pin_commit",
     "prepare",
@@ -53,7 +47,6 @@ __all__ = [
     "repo_files",
     "repository_identity",
     "resolve_commit",
-    "restore_protected",
     "take_snapshot",
     "tree_bytes",
     "unprotect",

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from fixbot import checks, proc
-from fixbot.checks import gates, harness, run_checks
+from fixbot import proc
+from fixbot.checks import gates
+from fixbot.checks.pytest import harness
+from fixbot.checks.suite import run_checks
 from fixbot.records import CheckResult, failing_tests
 from fixbot.sandbox import BwrapSandbox, Limits
 
-# checks.command_argv and checks.BadTestCommand are reached through the module: imported by
+# gates.command_argv and gates.BadTestCommand are reached through the module: imported by
 # name, pytest would try to collect them as tests.
 
 needs_bwrap = pytest.mark.skipif(
@@ -191,7 +193,7 @@ PINNED = ["-p", "no:cacheprovider", "--color=no", "-q"]
     ],
 )
 def test_pytest_commands_get_the_pinned_options(command: str, user_part: list[str]) -> None:
-    argv = checks.command_argv(command)
+    argv = gates.command_argv(command)
     assert argv[: len(user_part)] == user_part
     pinned = argv[len(user_part) :]
     assert pinned[: len(PINNED)] == PINNED  # no report file: the results come over a channel
@@ -208,13 +210,13 @@ def test_pytest_commands_get_the_pinned_options(command: str, user_part: list[st
     ],
 )
 def test_other_commands_are_left_alone(command: str, argv: list[str]) -> None:
-    assert checks.command_argv(command) == argv
+    assert gates.command_argv(command) == argv
 
 
 @pytest.mark.parametrize("command", ["pytest 'unbalanced", 'make "test', "", "   "])
 def test_unusable_commands_are_refused(command: str) -> None:
-    with pytest.raises(checks.BadTestCommand):
-        checks.command_argv(command)
+    with pytest.raises(gates.BadTestCommand):
+        gates.command_argv(command)
 
 
 # ---- run_checks, end to end in the real sandbox

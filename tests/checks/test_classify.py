@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fixbot.checks import classify, environment_cause, generated_paths, with_quarantine
+from fixbot.checks import classify, generated_paths, with_quarantine
+from fixbot.checks.classify import environment_cause
 from fixbot.records import CaseResult, CheckResult
 
 FILES = ["calc.py", "pkg/__init__.py", "pkg/util.py", "tests/test_calc.py"]

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
-from fixbot.checks import harness
-from fixbot.checks.lines import canary_ids
+from fixbot.checks.pytest import harness
+from fixbot.checks.pytest.events import canary_ids
 from tests.checks.conftest import Suite, one_run, run_direct
 
 

@@ -11,10 +11,17 @@ from pathlib import Path
 import pytest
 
 from fixbot import proc
-from fixbot.checks import parse_mypy, parse_ruff, parse_ruff_format, run_suite
-from fixbot.checks.findings import read_mypy, read_ruff, read_ruff_format
+from fixbot.checks.findings import (
+    parse_mypy,
+    parse_ruff,
+    parse_ruff_format,
+    read_mypy,
+    read_ruff,
+    read_ruff_format,
+)
+from fixbot.checks.suite import run_suite
 from fixbot.checks.tools import mypy_config, ruff_config, tool_argv
-from fixbot.checkspec import CheckSpec
+from fixbot.commands.spec import CheckSpec
 from fixbot.proc import Completed
 from fixbot.sandbox import PREPARED, WORKSPACE, BwrapSandbox, Limits
 

@@ -7,7 +7,7 @@ each attack below turns the failing test into a pass.
 
 from __future__ import annotations
 
-from fixbot.checks import harness
+from fixbot.checks.pytest import harness
 from fixbot.sandbox import BwrapSandbox
 from tests.checks.conftest import HarnessRun, Suite, run_boxed, run_direct
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fixbot.loop import FixState, StateError, initial_state, validate
+from fixbot.loop import FixState, initial_state, validate
 from fixbot.loop.graph import (
     after_apply,
     after_autofix,
@@ -18,6 +18,7 @@ from fixbot.loop.graph import (
     recursion_limit,
     route,
 )
+from fixbot.loop.state import StateError
 
 NOW = 1_000_000.0
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from fixbot.records import Attempt
-from fixbot.report import FixResult, mermaid, render_markdown, run_path
+from fixbot.report import FixResult, render_markdown
+from fixbot.report.markdown import mermaid, run_path
 
 
 def attempt(number: int, verdict: Any) -> Attempt:

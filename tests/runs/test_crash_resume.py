@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fixbot.sandbox import NOBODY, SANDBOX_GID
+from fixbot.sandbox.host import NOBODY, SANDBOX_GID
 from tests.conftest import API_KEY, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD, wrong

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.sandbox import OOM_NOTE, BwrapSandbox, Limits, RunSpec
+from fixbot.sandbox import BwrapSandbox, Limits, RunSpec
 from fixbot.sandbox.cgroup_detect import detect, inside, parse_mounts, parse_own
 from fixbot.sandbox.cgroups import (
     ENTER,
@@ -28,6 +28,7 @@ from fixbot.sandbox.cgroups import (
     V1Hierarchy,
     V2Hierarchy,
 )
+from fixbot.sandbox.protocol import OOM_NOTE
 from tests.sandbox.confined import ROOT, attack, case_folder
 from tests.sandbox.test_containment import bomb_beside_neighbour
 

@@ -12,7 +12,8 @@ from textwrap import dedent, indent
 import pytest
 
 from fixbot.edits import FileChange, plan_patch, render_diff
-from fixbot.screen import PolicyFinding, Strictness, policy
+from fixbot.screen import policy
+from fixbot.screen.policy import PolicyFinding, Strictness
 from fixbot.snapshot import read_inside
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"

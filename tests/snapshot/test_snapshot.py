@@ -17,12 +17,11 @@ from fixbot.snapshot import (
     fresh_copy,
     is_protected,
     manifest_digest,
-    manifest_mismatches,
     pin_commit,
     repo_files,
-    restore_protected,
     take_snapshot,
 )
+from fixbot.snapshot.protected import manifest_mismatches, restore_protected
 
 CALC_TEST = "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 FILES = {
