@@ -8,7 +8,7 @@ environment, never from a request. Two nodes wrap the loop:
 
 `pin` records the thread id and the commit (HEAD unless one is named), so a resume snapshots the
 same commit. `fix` builds the real dependencies with the same assembly as `fixbot fix`
-(runs.models / build_deps: the strong model, the money cap's prices, the secrets redacted) and
+(runs.open_clients / deps_for: the strong model, the money cap's prices, the secrets redacted) and
 runs the loop (loop/graph.py) as a subgraph with them as its context: its checkpoints, its
 interrupt() and the answer (`Command(resume=...)` through the runs API, as `fixbot resume`
 sends) live in the server's thread, its lessons in the server's store.
@@ -34,7 +34,7 @@ from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server
 from fixbot.config import Inputs, load_config
 from fixbot.errors import UsageError
 from fixbot.loop import FixState, Update, build_graph, recursion_limit, validate
-from fixbot.runs import build_deps, open_clients, snapshots, start_state
+from fixbot.runs import deps_for, open_clients, start_state
 from fixbot.snapshot import find_root, pin_commit, resolve_commit
 
 
@@ -106,12 +106,9 @@ def run_loop(
     thread, commit = state["thread_id"], state["commit"]
     try:
         with open_clients(root, thread, config, environ, hosted=store) as clients:
-            snapshot, base = snapshots(root, commit, config, workdir)
-            deps = build_deps(clients, config, snapshot, base)
-            hint = state.get("hint", "")
-            start = start_state(
-                thread, commit, config, clients, hint=hint, manifest=snapshot.manifest
-            )
+            deps = deps_for(clients, config, root, commit, workdir)
+            hint, manifest = state.get("hint", ""), deps.snapshot.manifest
+            start = start_state(thread, commit, config, clients, hint=hint, manifest=manifest)
             validate(start)
             # On a resume the subgraph ignores `start` and continues from its own checkpoint.
             iterations = config.max_iterations + config.resume.max_extra_iterations

@@ -1,6 +1,6 @@
 """Driving the loop over a checkpointer: run, resume, fork; one Clients assembly for every root.
 
-open_clients / build_deps     the real clients of one run, and the nodes' dependencies
+open_clients / deps_for      the real clients of one run, and the nodes' dependencies
 run_fix / resume_fix          a request run (or resumed after a crash), an answer applied
 fork_fix                      a thread continued from an earlier attempt, in a new thread
 reverify                      `fixbot verify`: a recorded fix checked again from scratch
@@ -14,6 +14,7 @@ from fixbot.runs.fork import fork_fix, fork_id
 from fixbot.runs.reverify import load_evidence, reverify
 from fixbot.runs.session import (
     FixRequest,
+    deps_for,
     request_for,
     resume_fix,
     run_fix,
@@ -30,6 +31,7 @@ __all__ = [
     "build_deps",
     "checkpointer_for",
     "choose_sandbox",
+    "deps_for",
     "fork_fix",
     "fork_id",
     "load_evidence",

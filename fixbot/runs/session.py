@@ -19,7 +19,7 @@ from langgraph.types import Command, StateSnapshot
 
 from fixbot.config import Config
 from fixbot.errors import UsageError
-from fixbot.loop import FixState, build_graph, initial_state, recursion_limit, validate
+from fixbot.loop import Deps, FixState, build_graph, initial_state, recursion_limit, validate
 from fixbot.records import FailedJob
 from fixbot.report import FixResult
 from fixbot.runs.clients import NO_MODEL, Clients, build_deps
@@ -195,8 +195,8 @@ def drive(
     its next interrupt), every step checkpointed before the next begins."""
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-run-"))
     try:
-        snapshot, base = snapshots(repo, commit, config, workdir)
-        deps = build_deps(clients, config, snapshot, base)
+        deps = deps_for(clients, config, repo, commit, workdir)
+        snapshot = deps.snapshot
         if isinstance(start, dict):
             start = FixState(**{**start, "manifest": dict(snapshot.manifest)})
             validate(start)
@@ -216,6 +216,14 @@ def drive(
         return result_of(graph.get_state(settings).values, repo, config, clients.sandbox)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def deps_for(clients: Clients, config: Config, repo: Path, commit: str, workdir: Path) -> Deps:
+    """What the graph's nodes run with for `commit` (and the configured base), exported under
+    `workdir`: every root (the CLI, the Action, the server, the bench) drives the loop with
+    these."""
+    snapshot, base = snapshots(repo, commit, config, workdir)
+    return build_deps(clients, config, snapshot, base)
 
 
 def snapshots(
