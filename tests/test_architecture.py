@@ -164,20 +164,3 @@ def test_bad_option_is_a_usage_error() -> None:
     )
     assert result.returncode == 2
     assert "--max-iterations" in result.stderr
-
-
-def test_every_action_input_and_output_is_documented_in_the_readme() -> None:
-    import yaml
-
-    root = PACKAGE.parent
-    action = yaml.safe_load((root / "action.yml").read_text())
-    readme = (root / "README.md").read_text()
-    for name in [*action["inputs"], *action["outputs"]]:
-        assert f"| `{name}` |" in readme, name
-
-
-def test_the_readme_shows_the_workflow_exactly_as_shipped() -> None:
-    root = PACKAGE.parent
-    workflow = (root / ".github" / "workflows" / "fixbot.yml").read_text()
-    readme = (root / "README.md").read_text()
-    assert f"```yaml\n{workflow}```" in readme
