@@ -85,7 +85,7 @@ class Price:
 class Verification:
     # The first baseline run runs everything; each further one reproduces the failing checks
     # and tests. A fix's first verification run is the attempt's own full run on a clean copy;
-    # each further one re-runs the originally failing checks and tests (README: "Failing first").
+    # each further one re-runs the originally failing checks and tests (docs/checks.md).
     baseline_runs: int = _bounded(2, minimum=1, maximum=5)  # reproduce before any model call
     final_runs: int = _bounded(2, minimum=1, maximum=5)  # clean-copy passes before finalize
     minimize: bool = True  # drop hunks that are not needed for the pass
@@ -156,7 +156,7 @@ class Config:
     # The model's context window: the whole request (every message and the reply reserve)
     # fits it. None: as the endpoint states it, else 8,192.
     model_context_tokens: int | None = _bounded(None, minimum=1024, maximum=10_000_000)
-    reflection: bool = False  # a separate diagnosis call before each retry (measured: README)
+    reflection: bool = False  # a diagnosis call before each retry (docs/benchmarks.md)
     parallel: Parallel = Parallel()  # K candidates at once after the first failed attempt
     never_fix_branches: tuple[str, ...] = ()  # the Action: branch globs never fixed
     sampling: Sampling = Sampling()  # the temperatures one attempt at a time asks at

@@ -20,7 +20,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,50 +180,31 @@ def lines_of(text: str) -> list[str]:
 # --- The run diagram: LangGraph's own drawing of fixbot.loop.build_graph() ------------------
 
 
-def literal_targets(router: Callable[..., object]) -> list[str]:
-    found: list[str] = []
-
-    def walk(hint: object) -> None:
-        if typing.get_origin(hint) is typing.Literal:
-            found.extend(str(arg) for arg in typing.get_args(hint))
-        for arg in typing.get_args(hint) if typing.get_origin(hint) is not typing.Literal else ():
-            walk(arg)
-
-    walk(typing.get_type_hints(router).get("return"))
-    return found
-
-
-def lambda_targets(func: Callable[..., object]) -> list[str]:
-    """A router written as a lambda (`lambda state: route(state, clock())`) declares no
-    targets, so LangGraph would draw it as going to the end: its targets are those of the one
-    annotated router it calls."""
-    names = getattr(func, "__code__", None)
-    called = [
-        func.__globals__[name]
-        for name in (names.co_names if names else ())
-        if callable(func.__globals__.get(name))
-    ]
-    routers = [f for f in called if literal_targets(f)]
-    if len(routers) != 1:
-        raise AssertionError(
-            f"a conditional edge of the graph ({func!r}) declares no targets and calls no one "
-            "router with a Literal return type: give add_conditional_edges its path map"
-        )
-    return literal_targets(routers[0])
-
-
 @cache
 def drawn_graph() -> str:
-    """`get_graph().draw_mermaid()` of the compiled graph, each router's targets declared."""
+    """`get_graph().draw_mermaid()` of the compiled graph: LangGraph's own drawing."""
+    from fixbot.loop import build_graph
+
+    return build_graph().get_graph().draw_mermaid()
+
+
+def undeclared_routers() -> list[str]:
+    """Conditional edges that declare no targets: LangGraph (and Studio) would draw each as
+    going to the end, and the drawing would lie."""
     from fixbot.loop import build_graph
 
     builder = build_graph().builder
-    for branches in builder.branches.values():
-        for name, spec in list(branches.items()):
-            if spec.ends is None:
-                targets = lambda_targets(spec.path.func)  # type: ignore[attr-defined]
-                branches[name] = spec._replace(ends={target: target for target in targets})
-    return builder.compile().get_graph().draw_mermaid()
+    return sorted(
+        node
+        for node, branches in builder.branches.items()
+        for spec in branches.values()
+        if spec.ends is None and not _annotated(spec.path.func)  # type: ignore[attr-defined]
+    )
+
+
+def _annotated(router: Callable[..., object]) -> bool:
+    """A router whose return type names its targets (a Literal), as LangGraph reads them."""
+    return "Literal" in str(typing.get_type_hints(router).get("return", ""))
 
 
 def diagram_block(drawing: str) -> str:
@@ -303,7 +283,7 @@ def flat(data: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
 @cache
 def loader_defaults() -> dict[str, object]:
     """What the loader gives each key when the file sets nothing."""
-    from fixbot.checkspec import CheckSpec
+    from fixbot.commands import CheckSpec
     from fixbot.config import load_config
 
     defaults = flat(load_config(Path("/nonexistent-repository")).to_dict())
@@ -528,6 +508,36 @@ def quoted(text: str) -> str:
     return "".join(f"> {line}\n" if line else ">\n" for line in text.splitlines())
 
 
+def layout_problems(text: str, tree: Mapping[str, int]) -> list[str]:
+    """CONTRIBUTING.md's Layout against the package: every package (and foundation module) of
+    the root is drawn, and the modules over 300 lines are exactly those it names.
+    `tree`: each module's path (fixbot/...) and its line count."""
+    problems = []
+    block = text.split("## Layout", 1)[-1]
+    drawn = block.split("```", 2)[1] if block.count("```") >= 2 else ""
+    parts = {path.split("/")[1].removesuffix(".py") for path in tree}
+    parts |= {"/".join(path.split("/")[1:3]) for path in tree if path.count("/") >= 3}
+    for part in sorted(parts - {"__init__", "__main__"}):
+        name = part.rsplit("/", 1)[-1]
+        if not re.search(rf"(^|\s){re.escape(name)}(/|\.py|\s)", drawn, re.MULTILINE):
+            problems.append(f"the Layout does not draw {part}")
+    listed = block.split("<!-- over-300: begin -->", 1)[-1].split("<!-- over-300: end -->")[0]
+    named = set(re.findall(r"`(fixbot/[\w/]+\.py)`", listed))
+    over = {path for path, lines in tree.items() if lines > 300}
+    problems += [
+        f"{path} is over 300 lines and the Layout does not say why" for path in sorted(over - named)
+    ]
+    problems += [f"{path} is named as over 300 lines but is not" for path in sorted(named - over)]
+    return problems
+
+
+def package_tree() -> dict[str, int]:
+    return {
+        path.relative_to(ROOT).as_posix(): len(path.read_text().splitlines())
+        for path in sorted((ROOT / "fixbot").rglob("*.py"))
+    }
+
+
 def sample_problems(text: str, rendered: str) -> list[str]:
     shown = generated(text, "sample-report")
     if shown is None:
@@ -611,6 +621,10 @@ def test_the_developers_test_command_is_what_ci_runs_last() -> None:
     assert f"```\npip install -e '.[dev]'\n{last} " in page(README)
 
 
+def test_the_layout_draws_the_package_and_names_its_long_modules() -> None:
+    assert layout_problems(page("CONTRIBUTING.md"), package_tree()) == []
+
+
 # --- Each check fails on drift ----------------------------------------------------------------
 
 
@@ -633,9 +647,8 @@ def test_a_changed_diagram_fails() -> None:
     assert diagram_problems(page(README).replace("generated: run-diagram", "x"), drawing)
 
 
-def test_a_graph_whose_router_declares_nothing_is_named() -> None:
-    with pytest.raises(AssertionError, match="path map"):
-        lambda_targets(lambda state: state)
+def test_every_router_declares_its_targets() -> None:
+    assert undeclared_routers() == []
 
 
 def test_a_changed_edge_fails_the_route_table() -> None:
@@ -760,3 +773,18 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def test_a_layout_that_misses_a_package_or_a_long_module_fails() -> None:
+    text, tree = page("CONTRIBUTING.md"), package_tree()
+    assert layout_problems(text, {**tree, "fixbot/newstage/__init__.py": 3}) == [
+        "the Layout does not draw newstage"
+    ]
+    grown = {**tree, "fixbot/loop/graph.py": 301}
+    assert layout_problems(text, grown) == [
+        "fixbot/loop/graph.py is over 300 lines and the Layout does not say why"
+    ]
+    shrunk = {**tree, "fixbot/secrets.py": 200}
+    assert layout_problems(text, shrunk) == [
+        "fixbot/secrets.py is named as over 300 lines but is not"
+    ]

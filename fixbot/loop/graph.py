@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -32,6 +32,7 @@ from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState, StateError
 
 Route = Literal["verify", "reflect", "escalate"]
+ROUTES = list(get_args(Route))  # the path map of the two routers written as lambdas
 STEPS_PER_ATTEMPT = 5  # generate, apply, check, judge, reflect
 
 
@@ -118,10 +119,10 @@ def build_graph(
     graph.add_conditional_edges("generate", after_generate)
     graph.add_conditional_edges("apply", after_apply)
     graph.add_edge("check", "judge")
-    graph.add_conditional_edges("judge", lambda state: route(state, clock()))
+    graph.add_conditional_edges("judge", lambda state: route(state, clock()), ROUTES)
     graph.add_conditional_edges("reflect", after_reflect, ["generate", "candidate"])
     graph.add_edge("candidate", "pick")
-    graph.add_conditional_edges("pick", lambda state: after_pick(state, clock()))
+    graph.add_conditional_edges("pick", lambda state: after_pick(state, clock()), ROUTES)
     graph.add_conditional_edges("verify", after_verify)
     graph.add_edge("minimize", "finalize")
     graph.add_edge("finalize", END)

@@ -158,7 +158,7 @@ class Hierarchy:
 
     def summary(self) -> str:
         """What it caps, in a few stable words (the evidence, a cache key)."""
-        return "memory and processes capped per process (no writable cgroup): see README"
+        return "memory and processes capped per process (no writable cgroup): see docs/security.md"
 
     def details(self) -> str:
         """Where, or why not (`fixbot doctor`)."""

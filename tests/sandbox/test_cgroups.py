@@ -192,7 +192,10 @@ def test_three_children_hold_three_caps_without_a_cgroup_and_one_with() -> None:
     kind = capped_here.cgroups.kind
     assert f"memory and processes capped per sandbox (cgroup {kind})" in capped_here.describe()
     uncapped = BwrapSandbox(cgroups=NoCgroups("off")).describe()
-    assert "memory and processes capped per process (no writable cgroup): see README" in uncapped
+    assert (
+        "memory and processes capped per process (no writable cgroup): see docs/security.md"
+        in uncapped
+    )
 
 
 def test_a_full_tmpfs_ends_in_no_space_not_in_the_oom_killer(host: Hierarchy) -> None:
