@@ -9,7 +9,7 @@ reverify                      `fixbot verify`: a recorded fix checked again from
 from __future__ import annotations
 
 from fixbot.runs.answers import answer, unanswerable
-from fixbot.runs.clients import NO_MODEL, build_deps, choose_sandbox, open_clients, secrets_in
+from fixbot.runs.clients import NO_MODEL, choose_sandbox, open_clients, secrets_in
 from fixbot.runs.fork import fork_fix, fork_id
 from fixbot.runs.reverify import load_evidence, reverify
 from fixbot.runs.session import (
@@ -18,7 +18,6 @@ from fixbot.runs.session import (
     request_for,
     resume_fix,
     run_fix,
-    snapshots,
     start_state,
     thread_id,
 )
@@ -28,7 +27,6 @@ __all__ = [
     "NO_MODEL",
     "FixRequest",
     "answer",
-    "build_deps",
     "checkpointer_for",
     "choose_sandbox",
     "deps_for",
@@ -42,7 +40,6 @@ __all__ = [
     "reverify",
     "run_fix",
     "secrets_in",
-    "snapshots",
     "start_state",
     "store_for",
     "thread_id",
