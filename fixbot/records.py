@@ -86,6 +86,9 @@ class CheckResult(TypedDict):
     running: NotRequired[str]  # the test in progress when the whole command timed out
     hung: NotRequired[list[str]]  # tests that would not stop: failed, the suite rerun without
     canaries: NotRequired[dict[str, str]]  # fixbot's own checks: role -> reported outcome
+    # A would-be pass's decisive tests, judged again alone in fresh interpreters (checks/rejudge):
+    # test -> "passed (plain)", "failed (pytest)", ...
+    rejudged: NotRequired[dict[str, str]]
     # Absent in records older than `checks:`: they are one test run plus the gates' findings.
     checks: NotRequired[list[CheckRun]]  # every check that ran, in the order they ran
     partial: NotRequired[bool]  # failing first: only the baseline's failing checks and tests ran

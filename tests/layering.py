@@ -50,10 +50,11 @@ LAYERS: dict[str, set[str]] = {
 }
 # Folders under the package that hold data, not code.
 DATA = {"schema", "prompts/templates"}
-# The one module under fixbot/ that imports nothing of fixbot: package data, copied into each
-# check's sandbox and loaded there by the repository's own pytest (`-p fixbot_harness_<hex>`),
-# never imported by fixbot itself.
-STAGED_PLUGIN = Path("checks") / "pytest" / "plugin.py"
+# The modules under fixbot/ that import nothing of fixbot: package data, copied into a sandbox
+# and run there by the repository's own Python, never imported by fixbot itself: the pytest
+# plugin (loaded by the repository's pytest as `-p fixbot_harness_<hex>`) and the second
+# judgement's runner (`python -I runner.py`).
+STAGED = (Path("checks") / "pytest" / "plugin.py", Path("checks") / "rejudge" / "runner.py")
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.layering import (
-    STAGED_PLUGIN,
+    STAGED,
     face_violations,
     foundation_order_violations,
+    imports_of,
     layer_violations,
     order_problems,
     relative_imports,
@@ -43,23 +44,28 @@ def test_packages_are_used_through_their_faces() -> None:
     assert face_violations(PACKAGE) == []
 
 
-def test_the_staged_pytest_plugin_imports_only_the_stdlib_and_pytest() -> None:
+@pytest.mark.parametrize("staged", STAGED, ids=str)
+def test_what_is_staged_into_a_sandbox_imports_only_the_stdlib_and_pytest(staged: Path) -> None:
     allowed = set(sys.stdlib_module_names) | {"__future__", "pytest", "_pytest", "pluggy"}
-    plugin = PACKAGE / STAGED_PLUGIN
-    assert imports(plugin) <= allowed, imports(plugin) - allowed
+    found = imports(PACKAGE / staged)
+    assert found <= allowed, found - allowed
+    assert list(imports_of(PACKAGE / staged)) == [], staged
 
 
-def test_nothing_in_fixbot_imports_the_staged_plugin() -> None:
-    """fixbot copies the file (channel.PLUGIN_SOURCE); importing it would run its hooks' setup
-    (the channel, the snapshot of pytest) in fixbot's own process."""
+@pytest.mark.parametrize("staged", STAGED, ids=str)
+def test_nothing_in_fixbot_imports_what_is_staged(staged: Path) -> None:
+    """fixbot copies these files (channel.PLUGIN_SOURCE, rejudge RUNNER_SOURCE); importing one
+    would run its setup (the channel, the snapshot of pytest) in fixbot's own process."""
+    dotted = "fixbot." + ".".join(staged.with_suffix("").parts)
+    package, _, module = dotted.rpartition(".")
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.Import):
+                assert all(a.name != dotted for a in node.names), path
+            elif isinstance(node, ast.ImportFrom):
+                assert node.module != dotted, path
                 names = [a.name for a in node.names]
-                names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                dotted = [n for n in names if "pytest.plugin" in n]
-                staged = isinstance(node, ast.ImportFrom) and node.module == "fixbot.checks.pytest"
-                assert not dotted and not (staged and "plugin" in names), path
+                assert not (node.module == package and module in names), path
 
 
 def test_every_part_of_the_package_has_a_layer() -> None:

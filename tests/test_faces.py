@@ -13,6 +13,9 @@ import pytest
 #                  and the publish steps, used by forge/github and the CLI alike
 #   fixbot.runs    the one assembly of a run (clients, requests, state) and run/resume/fork/verify,
 #                  which every root (cli, the Action, the server, the bench) uses
+#   fixbot.snapshot  the pinned commit (find, pin, resolve), its copies (fresh, a workspace,
+#                  protected files put back) and its protection (protect, manifests), which the
+#                  checks, the loop, the forge and the roots each use a part of
 FACES: dict[str, set[str]] = {
     "fixbot.checks": {
         "AUTOFIX_MODEL",
@@ -42,6 +45,15 @@ FACES: dict[str, set[str]] = {
         "plugin_options",
         "prepared_environment",
         "prune_environments",
+    },
+    "fixbot.checks.rejudge": {
+        "GRACE",
+        "JUDGE_MOUNT",
+        "Judgement",
+        "interpreter_of",
+        "judge_all",
+        "plans",
+        "rejudged",
     },
     "fixbot.checks.pytest": {
         "Launcher",
@@ -227,6 +239,7 @@ FACES: dict[str, set[str]] = {
         "unpublishable",
     },
     "fixbot.snapshot": {
+        "Workspace",
         "NO_PROGRAMS",
         "Snapshot",
         "apply_to_worktree",
@@ -274,4 +287,4 @@ def test_every_package_has_a_pinned_face() -> None:
 
 def test_no_face_is_wider_than_about_twenty_names_without_a_stated_reason() -> None:
     wide = {module for module, names in FACES.items() if len(names) > 20}
-    assert wide <= {"fixbot.forge", "fixbot.runs"}, wide
+    assert wide <= {"fixbot.forge", "fixbot.runs", "fixbot.snapshot"}, wide

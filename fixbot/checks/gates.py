@@ -38,7 +38,8 @@ _PYTEST_OPTIONS = (
     "-p",
     "no:cacheprovider",
     "--color=no",
-    "-q",
+    # No -q: on top of a command's own -q it would silence the summary line the cross-check
+    # reads (-qq prints none).
     # A module that cannot be imported (often the environment's fault) must not hide the
     # outcomes of every other test: pytest would stop after collecting.
     "--continue-on-collection-errors",

@@ -22,25 +22,38 @@ proves nothing: its check runs whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from fixbot.checks.gates import BadTestCommand
 from fixbot.checks.part import Part, aggregate
 from fixbot.checks.prepare import IndexSettings, lay_generated, plugin_options, prepared_environment
-from fixbot.checks.selection import Selection, failing_first
+from fixbot.checks.rejudge import (
+    GRACE,
+    JUDGE_MOUNT,
+    Judgement,
+    interpreter_of,
+    judge_all,
+    plans,
+    rejudged,
+)
+from fixbot.checks.selection import Selection, failing_first, pytest_arguments
 from fixbot.checks.suite import ordered, run_suite
-from fixbot.checks.verdict import reproduced
+from fixbot.checks.verdict import problems, reproduced
 from fixbot.commands import CheckSpec
 from fixbot.config import Config, checks_of
 from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
+from fixbot.proc import Completed
 from fixbot.records import COMPLETED, CheckResult
-from fixbot.sandbox import Limits, Sandbox, attempt_scratch
+from fixbot.sandbox import Limits, RunSpec, Sandbox, attempt_scratch
 from fixbot.snapshot import (
     Snapshot,
+    Workspace,
     mismatches,
     prepare,
     put_back_protected,
@@ -112,7 +125,8 @@ def run_trial(
         try:
             if baseline is None or not selection:
                 parts, tampered = trial.run()
-                return aggregate(parts), tampered
+                whole = aggregate(parts)
+                return (trial.judged(baseline, whole) if baseline is not None else whole), tampered
             if mode == "first":
                 return trial.first(baseline, selection)
             return trial.rerun(selection)
@@ -133,12 +147,10 @@ class Trial:
     prepared: Path | None
     checks: tuple[CheckSpec, ...]
 
-    def run(
-        self, names: set[str] | None = None, selection: Selection | None = None
-    ) -> tuple[list[Part], list[str]]:
-        """The checks named (all when None) on one fresh copy, narrowed as `selection` says:
-        (their parts, protected files found modified afterwards)."""
-        checks = [c for c in self.checks if names is None or c.name in names]
+    @contextlib.contextmanager
+    def fresh_tree(self) -> Iterator[tuple[Workspace, Path]]:
+        """One fresh copy of the snapshot with the diff (its generated files laid, its
+        protected files put back), in a capped scratch folder removed afterwards."""
         patch = plan_patch(self.patch_text, reader(self.snapshot.tree)) if self.patch_text else None
         limits = limits_for(self.config)
         # A full copy needs room for the tree itself on top of what the attempt may write.
@@ -149,6 +161,15 @@ class Trial:
             )
             lay_generated(self.prepared, tree.root)  # what the install wrote into the tree
             put_back_protected(self.snapshot, tree)
+            yield tree, scratch.path
+
+    def run(
+        self, names: set[str] | None = None, selection: Selection | None = None
+    ) -> tuple[list[Part], list[str]]:
+        """The checks named (all when None) on one fresh copy, narrowed as `selection` says:
+        (their parts, protected files found modified afterwards)."""
+        checks = [c for c in self.checks if names is None or c.name in names]
+        with self.fresh_tree() as (tree, scratch):
             try:
                 parts = run_suite(
                     self.sandbox,
@@ -157,14 +178,50 @@ class Trial:
                     lower=tree.lower,
                     prepared=self.prepared,
                     readonly=list(self.snapshot.protected),
-                    limits=limits,
-                    scratch=scratch.path,
+                    limits=limits_for(self.config),
+                    scratch=scratch,
                     selection=selection,
                     pytest_options=plugin_options(self.prepared),
                 )
             except BadTestCommand as exc:
                 raise UsageError(str(exc)) from exc
             return parts, mismatches(self.snapshot, tree)
+
+    def _judge(self, spec: CheckSpec, decisive: Sequence[tuple[str, str]]) -> list[Judgement]:
+        """Each of `decisive` (result id, node id) judged alone, each in a fresh sandbox over a
+        fresh copy of the snapshot and the diff."""
+        read = reader(self.snapshot.tree)
+        cwd = spec.kind == "unittest" or "-m" in spec.argv[:3]
+        found = plans(decisive, read, cwd_on_path=cwd)
+        limits = replace(limits_for(self.config), timeout_seconds=spec.test_timeout_seconds + GRACE)
+
+        def launch(
+            argv: Sequence[str], env: Mapping[str, str], fds: Sequence[int], staged: Path
+        ) -> Completed:
+            with self.fresh_tree() as (tree, scratch):
+                outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
+                spec_ = RunSpec(
+                    tree.root,
+                    outputs,
+                    tree.lower,
+                    self.prepared,
+                    list(self.snapshot.protected),
+                    limits,
+                    dict(env),
+                    tuple(fds),
+                    ((staged, JUDGE_MOUNT),),
+                )
+                return self.sandbox.run(argv, spec_)
+
+        args = [*pytest_arguments(spec.argv), *plugin_options(self.prepared)]
+        return judge_all(
+            found,
+            launch,
+            passes_fds=self.sandbox.passes_fds,
+            python=interpreter_of(spec.argv),
+            pytest_args=args,
+            timeout=spec.test_timeout_seconds,
+        )
 
     def first(self, baseline: CheckResult, selection: Selection) -> tuple[CheckResult, list[str]]:
         parts, tampered = self.run(set(selection), selection)
@@ -173,7 +230,16 @@ class Trial:
             return aggregate(sure, partial=True), tampered  # failed early: never a pass
         kept = {p.run["name"]: p for p in sure if p.whole}
         rest, more = self.run({c.name for c in self.checks} - set(kept))
-        return aggregate(_in_order(self.checks, [*kept.values(), *rest])), tampered + more
+        return self.judged(
+            baseline, aggregate(_in_order(self.checks, [*kept.values(), *rest]))
+        ), tampered + more
+
+    def judged(self, baseline: CheckResult, result: CheckResult) -> CheckResult:
+        """The result, its decisive tests judged a second time where it would be a pass."""
+        if problems(baseline, result):
+            return result
+        exists = lambda rel: _is_file(self.snapshot.tree, rel)  # noqa: E731
+        return rejudged(baseline, result, self.checks, exists, self._judge)
 
     def rerun(self, selection: Selection) -> tuple[CheckResult, list[str]]:
         parts, tampered = self.run(set(selection), selection)

@@ -72,7 +72,9 @@ def read_unittest(spec: CheckSpec, run: Completed, command: str, output_cap: int
     if status in ("passed", "tests_failed"):
         failing = sum(case["outcome"] in FAILING for case in tests.values())
         why = f"{failing} of {len(tests)} tests failed" if failing else f"{len(tests)} tests passed"
-    return Part(record(spec, status, run, why, command), tests, [], run.tail(LOG_CAP))
+    checked = record(spec, status, run, why, command)
+    checked["failing"] = sorted(t for t, case in tests.items() if case["outcome"] in FAILING)
+    return Part(checked, tests, [], run.tail(LOG_CAP))
 
 
 def _read(run: Completed, output_cap: int) -> tuple[CheckStatus, dict[str, CaseResult], str]:

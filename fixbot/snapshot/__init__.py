@@ -27,11 +27,12 @@ from fixbot.snapshot.protected import (
     tree_bytes,
     unprotect,
 )
-from fixbot.snapshot.workspace import mismatches, prepare, put_back_protected
+from fixbot.snapshot.workspace import Workspace, mismatches, prepare, put_back_protected
 
 __all__ = [
     "NO_PROGRAMS",
     "Snapshot",
+    "Workspace",
     "apply_to_worktree",
     "config_args",
     "find_root",

@@ -7,40 +7,51 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fixbot.checks.pytest.events import CATEGORIES, ChannelReport, canary_ids, number
+from fixbot.checks.pytest.events import CATEGORIES, ChannelReport, number
 from fixbot.proc import Completed
 from fixbot.records import FAILING
 
+_WORDS = r"[a-z]+(?: [a-z]+)*"
 _SUMMARY = re.compile(
-    r"^=*\s*(?P<body>(?:\d+ [a-z]+)(?:, \d+ [a-z]+)*|no tests ran) in [\d.]+s"
+    rf"^=*\s*(?P<body>(?:\d+ {_WORDS})(?:, \d+ {_WORDS})*|no tests ran) in [\d.]+s"
     r"(?: \([\d:]+\))?\s*=*\s*$",
     re.MULTILINE,
 )
-_SUMMARY_WORDS = {"error": "error", "errors": "error", "deselected": "deselected"}
+# The words pytest's summary line pluralizes (terminal.pluralize): back to their stats keys.
+_PLURALS = {"errors": "error", "warning": "warnings", "tests": "test"}
+# The tallies the channel counts, report by report; pytest's stats hold others that no report
+# makes (warnings, deselected), and plugins may add their own words.
+_NOT_REPORTS = frozenset({"", "warnings", "deselected"})
 
 
 def summary_counts(output: str) -> dict[str, int] | None:
-    """The counts on pytest's last `1 failed, 2 passed in 0.10s` line; None without one."""
+    """The counts on pytest's last summary line (`1 failed, 2 passed, 1 warning, 3 subtests
+    passed in 0.10s`), by pytest's stats key; None without one."""
     found = None
     for found in _SUMMARY.finditer(output):  # noqa: B007 - the last one is pytest's
         pass
     if found is None:
         return None
     counts: dict[str, int] = {}
-    for amount, word in re.findall(r"(\d+) ([a-z]+)", found["body"]):
-        key = _SUMMARY_WORDS.get(word, word)
-        if key in CATEGORIES or key == "deselected":
-            counts[key] = counts.get(key, 0) + int(amount)
+    if found["body"] == "no tests ran":
+        return counts
+    for part in found["body"].split(", "):
+        amount, _, words = part.partition(" ")
+        key = _PLURALS.get(words, words)
+        counts[key] = counts.get(key, 0) + int(amount)
     return counts
 
 
 def canary_problems(report: ChannelReport, *, stopped: bool) -> list[str]:
     """fixbot's own checks, whose outcomes are known: a wrong one means the reporting lies."""
     problems = []
-    ids = canary_ids(report.run)
+    ids = report.canaries
+    if not ids:
+        return ["the plugin never named its canaries"]
     repo_failed = any(
         r["outcome"] in FAILING for t, r in report.results.items() if t not in ids.values()
     )
+    tag = ids["must_pass"].split("::")[0].removeprefix("fixbot_canary_")
     for role, nodeid in ids.items():
         if nodeid not in report.collected:
             problems.append(f"fixbot's canary {role} was not collected (it was removed)")
@@ -50,16 +61,15 @@ def canary_problems(report: ChannelReport, *, stopped: bool) -> list[str]:
             if not (stopped and repo_failed):  # `-x` after a real failure never reaches them
                 problems.append(f"fixbot's canary {role} never ran")
             continue
-        want = "failed" if role == "must_fail" else "passed"
+        want = report.must_fail if role == "must_fail" else "passed"
         if result["outcome"] != want:
             problems.append(
                 f"fixbot's canary {role} was reported {result['outcome']} (it must be {want}): "
                 f"{result['message'][:300]}"
             )
-        elif role == "must_fail" and f"fixbot canary {report.run}" not in result["message"]:
+        elif role == "must_fail" and f"fixbot canary {tag}" not in result["message"]:
             problems.append(
-                f"fixbot's canary must_fail failed with another message: "
-                f"{result['message'][:200]!r}"
+                f"fixbot's canary must_fail ended with another message: {result['message'][:200]!r}"
             )
     return problems
 
@@ -80,23 +90,16 @@ def cross_check(report: ChannelReport, run: Completed) -> list[str]:
             f"{len(missing)} collected tests have no result, though the session ran to its "
             f"end: {', '.join(missing[:5])}"
         )
-    found_stats = finish.get("stats")
-    stats: dict[str, Any] = found_stats if isinstance(found_stats, dict) else {}
-    for category in CATEGORIES:
+    stats = _counts(finish.get("stats"))
+    for category in sorted((set(CATEGORIES) | set(report.categories)) - _NOT_REPORTS):
         said, counted = number(stats.get(category, 0)), report.categories.get(category, 0)
         if said != counted:
             problems.append(
                 f"pytest's own tally says {said} {category} where the per-test results have "
                 f"{counted}"
             )
-    failing_reports = report.categories["failed"] + report.categories["error"]
-    if number(finish.get("testsfailed")) != failing_reports:
-        problems.append(
-            f"pytest counted {finish.get('testsfailed')!r} failures where the per-test results "
-            f"have {failing_reports}"
-        )
     problems += _exit_problems(report, finish, run)
-    problems += _summary_problems(report, stats, run.output)
+    problems += _summary_problems(report, _counts(finish.get("shown", stats)), run.output)
     if report.integrity is None:
         problems.append("the plugin's check of pytest's machinery never reported")
     elif report.integrity:
@@ -126,7 +129,14 @@ def _exit_problems(report: ChannelReport, finish: dict[str, Any], run: Completed
     return problems
 
 
-def _summary_problems(report: ChannelReport, stats: dict[str, Any], output: str) -> list[str]:
+def _counts(found: object) -> dict[str, int]:
+    """A tally the plugin sent (untrusted): key -> count, anything else dropped."""
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): number(v, 0) for k, v in found.items() if k}
+
+
+def _summary_problems(report: ChannelReport, shown: dict[str, int], output: str) -> list[str]:
     hello = report.hello or {}
     if not hello.get("terminal") or number(hello.get("verbosity"), 0) < -1:
         return []  # -qq or no terminal reporter: pytest prints no summary line
@@ -134,8 +144,8 @@ def _summary_problems(report: ChannelReport, stats: dict[str, Any], output: str)
     if counts is None:
         return ["pytest's terminal summary line is missing from the output"]
     problems = []
-    for key in (*CATEGORIES, "deselected"):
-        printed, said = counts.get(key, 0), number(stats.get(key, 0))
+    for key in sorted({*counts, *(k for k, v in shown.items() if v)}):
+        printed, said = counts.get(key, 0), shown.get(key, 0)
         if printed != said:
             problems.append(
                 f"the terminal summary says {printed} {key} where the report channel says {said}"

@@ -53,6 +53,22 @@ class ChannelReport:
     problems: list[str] = field(default_factory=list)
 
     @property
+    def canaries(self) -> dict[str, str]:
+        """role -> the node id of each of fixbot's canaries in this run (their names are the
+        plugin's own random tag, which it said in its hello)."""
+        tag = (self.hello or {}).get("canary")
+        if not isinstance(tag, str) or not tag.isalnum():
+            return {}
+        return canary_ids(tag)
+
+    @property
+    def must_fail(self) -> str:
+        """How the must-fail canary must end: `xfailed` (a strict xfail, where pytest's xfail is
+        in force) or `failed`."""
+        said = (self.hello or {}).get("must_fail")
+        return said if said in ("xfailed", "failed") else "xfailed"
+
+    @property
     def running(self) -> str | None:
         """The test that started and has no result: where the process was when it stopped."""
         if self.started and self.started[-1] not in self.results:

@@ -25,7 +25,7 @@ from fixbot.checks.pytest.channel import (
     stage_plugin,
 )
 from fixbot.checks.pytest.crosscheck import cross_check
-from fixbot.checks.pytest.events import HUNG_EXIT, ChannelReport, canary_ids, parse_lines
+from fixbot.checks.pytest.events import HUNG_EXIT, ChannelReport, parse_lines
 from fixbot.commands import DEFAULT_TEST_TIMEOUT
 from fixbot.proc import Completed
 from fixbot.records import DETAIL_CAP, FAILING, CaseResult, CheckStatus
@@ -200,7 +200,7 @@ def decide(one: OneRun, hung: Mapping[str, CaseResult]) -> tuple[CheckStatus, li
 
 
 def _repository_results(report: ChannelReport) -> dict[str, CaseResult]:
-    canaries = set(canary_ids(report.run).values())
+    canaries = set(report.canaries.values())
     return {t: r for t, r in report.results.items() if t not in canaries}
 
 
@@ -241,7 +241,7 @@ def run_pytest(
     tests = {**_repository_results(last.report), **hung} if status != "timeout" else {}
     canaries: dict[str, str] = {
         role: last.report.results[nodeid]["outcome"]
-        for role, nodeid in canary_ids(last.report.run).items()
+        for role, nodeid in last.report.canaries.items()
         if nodeid in last.report.results
     }
     running = last.hung or (last.report.running if status == "timeout" else None)

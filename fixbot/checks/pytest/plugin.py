@@ -40,7 +40,6 @@ import shlex
 import signal
 import socket
 import sys
-import sysconfig
 import threading
 import time
 import traceback
@@ -114,39 +113,66 @@ def _open_channel(spec: str) -> int | None:
         return None
 
 
-_RUN = os.environ.pop("FIXBOT_HARNESS_RUN", "") or secrets.token_hex(8)
-_CHANNEL = _open_channel(os.environ.pop("FIXBOT_HARNESS_CHANNEL", ""))
 _TIMEOUT = _float_env("FIXBOT_HARNESS_TIMEOUT", 0.0)
 _GRACE = _float_env("FIXBOT_HARNESS_GRACE", 5.0) or 5.0
-for _name in ("FIXBOT_HARNESS_TIMEOUT", "FIXBOT_HARNESS_GRACE"):
+_BUDGET = _float_env("FIXBOT_HARNESS_HANG_BUDGET", 0.0)
+for _name in ("FIXBOT_HARNESS_TIMEOUT", "FIXBOT_HARNESS_GRACE", "FIXBOT_HARNESS_HANG_BUDGET"):
     os.environ.pop(_name, None)
+# The canaries' names: random, and not the channel's token (a name any code can read off the
+# collected items must not be the key to the channel).
+_CANARY = secrets.token_hex(8)
 
 
 # --- the channel ---------------------------------------------------------------------------
 
 
-class _Channel:
-    def __init__(self, fd: int | None, run: str) -> None:
-        self.fd = fd
-        self.run = run
-        self.seq = 0
-        self.lock = threading.RLock()  # the alarm handler may write while the main thread does
+def _writer(fd: int | None, run: str) -> tuple[Any, Any]:
+    """(emit, descriptor) over the channel: the descriptor, the token and the sequence number
+    live in this closure only, never as attributes that code walking the interpreter's objects
+    by name would find. The descriptor is moved to a random high number first."""
+    if fd is not None:
+        try:
+            moved = _fcntl_dup(fd)
+            os.close(fd)
+            fd = moved
+        except OSError:
+            pass
+    state: list[Any] = [fd, 0]
+    lock = threading.RLock()  # the alarm handler may write while the main thread does
 
-    def emit(self, kind: str, **fields: Any) -> None:
-        if self.fd is None:
+    def emit(kind: str, **fields: Any) -> None:
+        if state[0] is None:
             return
-        with self.lock:
-            line = _encode({"k": kind, "run": self.run, "seq": self.seq, **fields}) + "\n"
-            self.seq += 1
+        with lock:
+            line = _encode({"k": kind, "run": run, "seq": state[1], **fields}) + "\n"
+            state[1] += 1
             data = line.encode("ascii")
             try:
                 while data:
-                    data = data[_write(self.fd, data) :]
+                    data = data[_write(state[0], data) :]
             except OSError:
-                self.fd = None  # fixbot stopped listening: the tests go on regardless
+                state[0] = None  # fixbot stopped listening: the tests go on regardless
+
+    def descriptor() -> int | None:
+        found: int | None = state[0]
+        return found
+
+    return emit, descriptor
 
 
-_channel = _Channel(_CHANNEL, _RUN)
+def _fcntl_dup(fd: int) -> int:
+    """A copy of `fd` at a random number above the usual ones, not inherited."""
+    import fcntl
+
+    low = 300 + secrets.randbelow(600)
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
+    return moved
+
+
+_emit, _descriptor = _writer(
+    _open_channel(os.environ.pop("FIXBOT_HARNESS_CHANNEL", "")),
+    os.environ.pop("FIXBOT_HARNESS_RUN", "") or secrets.token_hex(8),
+)
 
 
 def _cap(text: str, cap: int) -> str:
@@ -216,20 +242,9 @@ def _snapshot() -> dict[str, object]:
     return found
 
 
-def _trusted_dirs() -> tuple[str, ...]:
-    """Where code the candidate cannot write lives: the interpreter's own libraries (the
-    sandbox mounts them read-only), pytest, pluggy, and this plugin's read-only folder."""
-    paths = sysconfig.get_paths()
-    dirs = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
-    for package in (pytest, _pytest.main, pluggy):  # packages: their own folders
-        if package.__file__:
-            dirs.add(os.path.dirname(package.__file__))
-    dirs.add(os.path.dirname(os.path.abspath(__file__)))  # this module alone in its folder
-    return tuple(sorted({os.path.realpath(d).rstrip(os.sep) + os.sep for d in dirs}))
-
-
-def _code_file(obj: object) -> str | None:
-    """The file the Python code behind obj came from; None for built-in (C) code."""
+def _code(obj: object) -> types.CodeType | None:
+    """The code object behind obj (a function, method, classmethod, staticmethod or property);
+    None for built-in (C) code and for objects that are not code."""
     for _ in range(4):
         if isinstance(obj, (classmethod, staticmethod)):
             obj = obj.__func__
@@ -240,63 +255,68 @@ def _code_file(obj: object) -> str | None:
         else:
             break
     code = getattr(obj, "__code__", None)
-    if isinstance(code, types.CodeType):
-        return code.co_filename
-    return None
+    return code if isinstance(code, types.CodeType) else None
 
 
-def _is_trusted(filename: str | None) -> bool:
-    if filename is None or filename.startswith("<frozen "):
-        return True
-    if filename.startswith("<"):
-        return False  # exec'd or compiled at run time
-    return os.path.realpath(filename).startswith(_TRUSTED)
+def _codes_of(value: object) -> Iterator[types.CodeType]:
+    code = _code(value)
+    if code is not None:
+        yield code
+    elif isinstance(value, type):
+        for member in list(vars(value).values()):
+            found = _code(member)
+            if found is not None:
+                yield found
 
 
-def _library_code(obj: object) -> bool:
-    """A plain Python function from the read-only libraries (a plugin the repository configures,
-    like hypothesis, patching pytest its own way). Not a mock, a partial, a callable object or
-    C code: those carry no origin, so a replacement by them counts as foreign."""
-    for _ in range(3):
-        if isinstance(obj, (classmethod, staticmethod)):
-            obj = obj.__func__
-        elif isinstance(obj, property):
-            obj = obj.fget
-    if not isinstance(obj, types.FunctionType):
-        return False
-    filename = obj.__code__.co_filename
-    return not filename.startswith("<") and _is_trusted(filename)
+def _known_code() -> list[types.CodeType]:
+    """Every code object of every function and class method in the modules loaded when this
+    plugin loads: pytest, pluggy, the standard library and the plugins loaded before any of the
+    repository's code. Kept alive here, so identities stay unique."""
+    found: list[types.CodeType] = []
+    for module in list(sys.modules.values()):
+        try:
+            values = list(vars(module).values())
+        except TypeError:
+            continue
+        for value in values:
+            found.extend(_codes_of(value))
+    return found
+
+
+def _known(obj: object) -> bool:
+    """Code that existed before any of the repository's code ran (by identity, never by the
+    file name its code object claims: any code can set that)."""
+    code = _code(obj)
+    return code is not None and id(code) in _KNOWN_IDS
 
 
 def _where(obj: object) -> str:
-    filename = _code_file(obj)
-    return f" (now from {filename})" if filename else ""
+    code = _code(obj)
+    return f" (by code claiming {code.co_filename})" if code is not None else ""
 
 
-def machinery_problems(baseline: dict[str, object]) -> list[str]:
-    """What changed in pytest's, pluggy's and this plugin's code since the plugin was loaded,
-    and what is from code outside the read-only libraries."""
+def machinery_problems(baseline: dict[str, tuple[object, types.CodeType | None]]) -> list[str]:
+    """What changed in pytest's, pluggy's and this plugin's code since the plugin was loaded:
+    an object replaced by one whose code did not exist then, a function whose code object was
+    swapped, an entry added by new code. Identities and code objects, captured at load."""
     problems = []
     now = _snapshot()
-    for key, before in baseline.items():
+    for key, (before, code) in baseline.items():
         after = now.get(key, _MISSING)
-        if after is not before and not _library_code(after):
+        if after is before:
+            if _code(after) is not code:
+                problems.append(f"{key}'s code was replaced{_where(after)}")
+        elif not _known(after):
             problems.append(f"{key} was replaced{_where(after)}")
     for key in sorted(set(now) - set(baseline)):
-        if not _is_trusted(_code_file(now[key])):
+        if _code(now[key]) is not None and not _known(now[key]):
             problems.append(f"{key} was added{_where(now[key])}")
-    for key, value in baseline.items():
-        if not _is_trusted(_code_file(value)) and not _generated(key, value):
-            problems.append(f"{key} was already replaced when the plugin loaded{_where(value)}")
     return problems
 
 
-def _generated(key: str, value: object) -> bool:
-    """A dunder that dataclasses, attrs or namedtuple wrote with exec() ("<string>", "<attrs
-    generated methods ...>"): only in the load-time snapshot, which later changes are held to."""
-    name = key.rsplit(".", 1)[-1]
-    filename = _code_file(value) or ""
-    return filename.startswith("<") and name.startswith("__") and name.endswith("__")
+def _captured() -> dict[str, tuple[object, types.CodeType | None]]:
+    return {key: (value, _code(value)) for key, value in _snapshot().items()}
 
 
 _MISSING = object()
@@ -313,7 +333,7 @@ class _Canary(pytest.Item):
 
     def runtest(self) -> None:
         if self.role == "must_fail":
-            raise AssertionError(f"fixbot canary {_RUN}: this check fails on purpose")
+            raise AssertionError(f"fixbot canary {_CANARY}: this check fails on purpose")
         if self.role == "integrity" and self.harness is not None:
             problems = self.harness.integrity_problems()
             if problems:
@@ -362,13 +382,18 @@ def _message(report: Any) -> str:
 
 
 def _final(reports: list[Any], nodeid: str) -> tuple[str, Any | None]:
-    """One outcome for a test from its phase reports, as fixbot's results know them."""
+    """One outcome for a test from its phase reports, as fixbot's results know them. A call
+    phase may bring several reports (each subtest's, then the test's own): any that failed
+    fails the test, the first one the message."""
     by_when = {r.when: r for r in reports}
-    setup, call, teardown = by_when.get("setup"), by_when.get("call"), by_when.get("teardown")
+    setup, teardown = by_when.get("setup"), by_when.get("teardown")
+    calls = [r for r in reports if r.when == "call"]
+    call = next((r for r in reversed(calls) if not _is_subtest(r)), calls[-1] if calls else None)
     if setup is not None and setup.failed:
         return "error", setup
-    if call is not None and call.failed:
-        return "failed", call
+    failed = next((r for r in calls if r.failed), None)
+    if failed is not None:
+        return "failed", failed
     if teardown is not None and teardown.failed:
         return "error", teardown
     for report in (setup, call):
@@ -377,6 +402,21 @@ def _final(reports: list[Any], nodeid: str) -> tuple[str, Any | None]:
     if call is None:
         return "error", None  # no call phase and no reason: pytest was cut short
     return "passed", call
+
+
+def _is_subtest(report: Any) -> bool:
+    """A subtest's report (pytest 9's SubtestReport, pytest-subtests'): it has a context."""
+    return getattr(report, "context", None) is not None and type(report).__name__ != "TestReport"
+
+
+def _subtest_label(report: Any) -> str:
+    context = getattr(report, "context", None)
+    if context is None:
+        return ""
+    msg = getattr(context, "msg", None)
+    kwargs = getattr(context, "kwargs", None) or {}
+    described = " ".join([f"[{msg}]" if msg else "", *(f"{k}={v!r}" for k, v in kwargs.items())])
+    return f"(subtest {described.strip()}) " if described.strip() else "(subtest) "
 
 
 def _stack_text(frame: types.FrameType | None, title: str) -> str:
@@ -418,33 +458,47 @@ def _threads_text(skip: int | None) -> str:
 class Harness:
     """The hooks, registered as one object in pytest_configure."""
 
-    def __init__(self, config: pytest.Config, channel: _Channel, timeout: float) -> None:
+    def __init__(self, config: pytest.Config, timeout: float) -> None:
         self.config = config
-        self.channel = channel
+        self.emit = _emit
         self.timeout = timeout
         self.grace = _GRACE
         self.phase: tuple[str, str] | None = None  # (node id, when) while one runs
         self.strikes = 0
         self.timed_out: dict[str, tuple[str, str]] = {}  # node id -> (when, stack)
         self.reports: dict[str, list[Any]] = {}
+        self.categories: dict[str, list[str]] = {}
+        self.rerunning: set[str] = set()
         self.made: dict[tuple[str, str], str] = {}
         self.violations: list[str] = []
         self.exitstatus = 0
         self.previous_handler: Any = None
         self.watchdog_failures = 0
         self.main_thread = threading.main_thread().ident
-        self.test_files: set[str] = set()
+        self.test_modules: list[types.ModuleType] = []
         # The plugin manager and its hook callers, as they are now: callables on the instances
         # (pluggy's own _hookexec, _inner_hookexec) that code could swap without a class patch.
-        self.instances = self._instance_callables()
+        # The plugin manager and its hook callers as they were when this module was registered
+        # (before any conftest.py), and this harness as it is made.
+        self.instances = {**self._instance_callables(), **_MANAGER}
 
     # the run's shape
 
+    @property
+    def must_fail(self) -> str:
+        """How the must-fail canary ends: `xfailed` where pytest's xfail is in force (so the
+        exit status carries the repository's failures), else `failed`."""
+        option = getattr(self.config, "option", None)
+        active = self.config.pluginmanager.has_plugin("skipping")
+        return "xfailed" if active and not getattr(option, "runxfail", False) else "failed"
+
     def hello(self) -> None:
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        self.channel.emit(
+        self.emit(
             "hello",
             protocol=PROTOCOL,
+            canary=_CANARY,
+            must_fail=self.must_fail,
             pytest=pytest.__version__,
             pluggy=getattr(pluggy, "__version__", "?"),
             python=sys.version.split()[0],
@@ -462,28 +516,37 @@ class Harness:
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> Generator[None, Any, None]:
         yield  # after every other plugin's selection and reordering: the canaries run last
-        for role, nodeid in canary_ids(_RUN).items():
+        for role, nodeid in canary_ids(_CANARY).items():
             item = _Canary.from_parent(session, name=nodeid.split("::")[-1], nodeid=nodeid)
             item.role = role
             item.harness = self
+            if role == "must_fail" and self.must_fail == "xfailed":
+                # Expected to fail, strictly, with an AssertionError: pytest's exit status then
+                # says whether any of the repository's own tests failed (fixbot reads it).
+                item.add_marker(
+                    pytest.mark.xfail(
+                        reason=f"fixbot canary {_CANARY}", raises=AssertionError, strict=True
+                    )
+                )
             items.append(item)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         ids = [item.nodeid for item in session.items]
         for start in range(0, len(ids), IDS_PER_LINE):
-            self.channel.emit("collected", ids=ids[start : start + IDS_PER_LINE])
-        self.channel.emit("collection", count=len(ids))
-        self.test_files = {
-            os.path.realpath(str(item.path))
+            self.emit("collected", ids=ids[start : start + IDS_PER_LINE])
+        self.emit("collection", count=len(ids))
+        self.test_modules = [
+            module
             for item in session.items
             if not isinstance(item, _Canary)
-        }
+            and isinstance(module := getattr(item, "module", None), types.ModuleType)
+        ]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed or report.skipped:
-            self.channel.emit(
+            self.emit(
                 "collect",
                 nodeid=report.nodeid,
                 outcome="error" if report.failed else "skipped",
@@ -496,8 +559,9 @@ class Harness:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self.reports[nodeid] = []
-        self.channel.emit("start", nodeid=nodeid)
+        self.reports[nodeid] = []  # a rerun's outcome is its last run's; every run's tallies count
+        if nodeid not in self.rerunning:
+            self.emit("start", nodeid=nodeid)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
@@ -538,12 +602,29 @@ class Harness:
                 f"{report.nodeid}'s {report.when} report was made failed and logged passed"
             )
         self.reports.setdefault(report.nodeid, []).append(report)
+        self.categories.setdefault(report.nodeid, []).append(self._category(report))
+
+    def _category(self, report: Any) -> str:
+        """The tally the terminal puts this report in: pytest's own hook decides it (plugins,
+        subtests and reruns add their own words), as the terminal reporter asks it."""
+        try:
+            status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+            return str(status[0]) if status else _category(report)
+        except Exception:  # a plugin's hook failed: the terminal would not have counted it
+            return _category(report)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         reports = self.reports.pop(nodeid, [])
+        if any(r.outcome == "rerun" for r in reports):
+            self.rerunning.add(nodeid)  # a rerun plugin runs it again: one result, at its end
+            return
+        self.rerunning.discard(nodeid)
+        categories = self.categories.pop(nodeid, [])
         outcome, decisive = _final(reports, nodeid)
         message = _message(decisive) if decisive is not None and outcome != "passed" else ""
+        if message and decisive is not None and _is_subtest(decisive):
+            message = _subtest_label(decisive) + message
         detail = str(decisive.longreprtext or "") if decisive is not None else ""
         timed_out = self.timed_out.pop(nodeid, None)
         if timed_out is not None:
@@ -552,13 +633,13 @@ class Harness:
             detail = f"{stack}\n{detail}"
         if outcome == "passed":
             detail = ""
-        self.channel.emit(
+        self.emit(
             "result",
             nodeid=nodeid,
             outcome=outcome,
             message=_cap(message, MESSAGE_CAP),
             detail=_cap(detail, DETAIL_CAP),
-            categories=[c for c in (_category(r) for r in reports) if c],
+            categories=[c for c in categories if c],
             timeout=timed_out is not None,
         )
 
@@ -570,14 +651,21 @@ class Harness:
     ) -> Generator[None, Any, None]:
         yield  # the terminal reporter has printed its summary by now
         self.exitstatus = int(session.exitstatus)
-        self.channel.emit("integrity", problems=self.integrity_problems())
+        self.emit("integrity", problems=self.integrity_problems())
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         stats = getattr(terminal, "stats", {}) if terminal is not None else {}
-        self.channel.emit(
+        self.emit(
             "finish",
             watchdog_failures=self.watchdog_failures,
             exitstatus=self.exitstatus,
             stats={key: len(value) for key, value in stats.items() if key},
+            # What the summary line counts (a report may not count towards it: a subtest's,
+            # unless verbose), as the terminal reporter decides it.
+            shown={
+                key: sum(1 for r in value if getattr(r, "count_towards_summary", True))
+                for key, value in stats.items()
+                if key
+            },
             testsfailed=int(session.testsfailed),
             testscollected=int(session.testscollected),
             shouldstop=bool(session.shouldstop),
@@ -594,7 +682,7 @@ class Harness:
             thread.join(max(deadline - _monotonic(), 0.0))
         left = [t.name for t in threading.enumerate() if t.is_alive() and not t.daemon]
         if len(left) > 1:
-            self.channel.emit("exit", code=self.exitstatus, threads=left[:20])
+            self.emit("exit", code=self.exitstatus, threads=left[:20])
             sys.stdout.flush()
             sys.stderr.flush()
             _exit(self.exitstatus)
@@ -616,7 +704,8 @@ class Harness:
         if threading.get_ident() == self.main_thread:
             self.previous_handler = _set_handler(signal.SIGALRM, self._on_alarm)
             _setitimer(signal.ITIMER_REAL, self.timeout)
-        target = self.channel.fd if self.channel.fd is not None else sys.stderr.fileno()
+        channel = _descriptor()
+        target = channel if channel is not None else sys.stderr.fileno()
         try:
             _dump_later(self.timeout + 2 * self.grace, exit=True, file=target)
         except (RuntimeError, OSError, ValueError):
@@ -647,7 +736,7 @@ class Harness:
             _setitimer(signal.ITIMER_REAL, self.grace)
             raise HarnessTimeout(f"timed out after {self.timeout:g} s")
         # The test caught the timeout and went on: nothing in this process can unwind it.
-        self.channel.emit(
+        self.emit(
             "result",
             nodeid=nodeid,
             outcome="failed" if when == "call" else "error",
@@ -660,7 +749,7 @@ class Harness:
             categories=["failed" if when == "call" else "error"],
             timeout=True,
         )
-        self.channel.emit("hung", nodeid=nodeid, when=when, how="swallowed")
+        self.emit("hung", nodeid=nodeid, when=when, how="swallowed")
         sys.stdout.flush()
         sys.stderr.flush()
         _exit(HUNG_EXIT)
@@ -668,14 +757,8 @@ class Harness:
     # the machinery
 
     def _instance_callables(self) -> dict[str, object]:
-        manager = self.config.pluginmanager
-        found = {f"pluginmanager.{k}": v for k, v in vars(manager).items() if callable(v)}
-        for name, caller in vars(manager.hook).items():
-            for key, value in _attributes(caller).items():
-                if callable(value) and not isinstance(value, type):
-                    found[f"hook.{name}.{key}"] = value
-        found.update({f"channel.{k}": v for k, v in vars(self.channel).items() if callable(v)})
-        found["channel.class"] = type(self.channel)
+        found = _manager_callables(self.config.pluginmanager)
+        found["channel.emit"] = self.emit
         found["harness.class"] = type(self)
         found.update({f"harness.{k}": v for k, v in vars(type(self)).items() if callable(v)})
         found.update(
@@ -691,38 +774,35 @@ class Harness:
         problems = machinery_problems(_SNAPSHOT)
         now = self._instance_callables()
         for key, before in self.instances.items():
-            if now.get(key, _MISSING) is not before:
-                problems.append(f"{key} was replaced{_where(now.get(key))}")
+            after = now.get(key, _MISSING)
+            if after is not before or _code(after) is not _code(before):
+                problems.append(f"{key} was replaced{_where(after)}")
         for key, value in now.items():
-            if key not in self.instances and not _is_trusted(_code_file(value)):
+            if key not in self.instances and not _known(value):
                 problems.append(f"{key} was added{_where(value)}")
         problems += self._foreign_hooks()
         problems += self.violations
         return problems[:50]
 
     def _foreign_hooks(self) -> list[str]:
-        """Hook implementations from code that is neither a library, a conftest.py, a test
-        module, nor a plugin the repository's configuration names."""
+        """Hook implementations from code that did not exist when this plugin loaded and is
+        neither one of pytest's conftest modules, a collected test module, nor a plugin the
+        repository's configuration names (each by identity)."""
         manager = self.config.pluginmanager
-        allowed = set(self.test_files)
-        for plugin in manager.get_plugins():
-            filename = getattr(plugin, "__file__", None)
-            if isinstance(plugin, types.ModuleType) and filename:
-                configured = plugin.__name__ in self._configured_plugins()
-                if os.path.basename(filename) == "conftest.py" or configured:
-                    allowed.add(os.path.realpath(filename))
+        allowed = {id(m) for m in self.test_modules}
+        allowed |= {id(m) for m in getattr(manager, "_conftest_plugins", ())}
+        allowed |= {id(sys.modules[n]) for n in self._configured_plugins() if n in sys.modules}
         problems = []
         for hook_name, caller in sorted(vars(manager.hook).items()):
             get = getattr(caller, "get_hookimpls", None)
             if get is None:
                 continue
             for impl in get():
-                filename = _code_file(impl.function)
-                if _is_trusted(filename) or os.path.realpath(str(filename)) in allowed:
+                if _known(impl.function) or id(impl.plugin) in allowed:
                     continue
                 problems.append(
-                    f"{hook_name} is implemented by {filename} (plugin {impl.plugin_name!r}), "
-                    "which is not a conftest.py or a configured plugin"
+                    f"{hook_name} is implemented by new code{_where(impl.function)} (plugin "
+                    f"{impl.plugin_name!r}), which is not a conftest.py or a configured plugin"
                 )
         return problems
 
@@ -762,16 +842,38 @@ def _strings(values: Iterable[object]) -> list[str]:
 _harness: Harness | None = None
 
 
+def _manager_callables(manager: Any) -> dict[str, object]:
+    """The plugin manager's and its hook callers' callables, as they are now: code could swap
+    pluggy's own _hookexec, _inner_hookexec on the instances without a class patch."""
+    found = {f"pluginmanager.{k}": v for k, v in vars(manager).items() if callable(v)}
+    for name, caller in vars(manager.hook).items():
+        for key, value in _attributes(caller).items():
+            if callable(value) and not isinstance(value, type):
+                found[f"hook.{name}.{key}"] = value
+    return found
+
+
+_MANAGER: dict[str, object] = {}
+
+
+def pytest_plugin_registered(plugin: object, manager: Any) -> None:
+    """This module's own registration, before any conftest.py is imported: the plugin manager
+    as it is then."""
+    if plugin is sys.modules.get(__name__) and not _MANAGER:
+        _MANAGER.update(_manager_callables(manager))
+
+
 @pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
 def pytest_configure(config: pytest.Config) -> None:
     global _harness
     if _harness is not None:
         return  # an in-process nested run (pytester) keeps the outer session's harness
-    _harness = Harness(config, _channel, _TIMEOUT)
+    _harness = Harness(config, _TIMEOUT)
     config.pluginmanager.register(_harness, "fixbot-harness")
     _harness.hello()
 
 
 # Last: everything above is in the snapshot, taken before any conftest.py is imported.
-_TRUSTED = _trusted_dirs()
-_SNAPSHOT = _snapshot()
+_KNOWN_CODE = _known_code()
+_KNOWN_IDS = frozenset(id(code) for code in _KNOWN_CODE)
+_SNAPSHOT = _captured()

@@ -143,8 +143,9 @@ def test_a_flipped_outcome_disagrees_with_pytests_own_tally(recorded: Recorded) 
 
     status, problems = check(recorded, flip)
     assert status == "tampered"
-    assert "pytest's own tally says 2 failed where the per-test results have 1" in problems
-    assert "pytest counted 2 failures where the per-test results have 1" in problems
+    assert "pytest's own tally says 1 failed where the per-test results have 0" in problems
+    # the must-fail canary is a strict xfail: pytest's exit status carries the real failure
+    assert "the test report disagrees with pytest's exit status: 1, no failure" in problems
 
 
 def test_counts_that_disagree_are_tampering(recorded: Recorded) -> None:
@@ -156,7 +157,7 @@ def test_counts_that_disagree_are_tampering(recorded: Recorded) -> None:
 
     status, problems = check(recorded, recount)
     assert status == "tampered"
-    assert "pytest's own tally says 0 failed where the per-test results have 2" in problems
+    assert "pytest's own tally says 0 failed where the per-test results have 1" in problems
 
 
 def test_an_exit_status_that_disagrees_is_tampering(recorded: Recorded) -> None:
@@ -178,11 +179,11 @@ def test_an_exit_status_that_disagrees_is_tampering(recorded: Recorded) -> None:
 
 def test_a_terminal_summary_that_disagrees_is_tampering(recorded: Recorded) -> None:
     output = recorded.one.completed.output
-    lying = output.replace("2 failed", "0 failed").replace("2 passed", "4 passed")
+    lying = output.replace("1 failed", "0 failed").replace("3 passed", "4 passed")
     assert lying != output
     status, problems = check(recorded, output=lying)
     assert status == "tampered"
-    assert "the terminal summary says 0 failed where the report channel says 2" in problems
+    assert "the terminal summary says 0 failed where the report channel says 1" in problems
 
 
 def test_a_missing_terminal_summary_is_tampering(recorded: Recorded) -> None:
@@ -233,7 +234,8 @@ def test_a_reported_machinery_change_is_tampering(recorded: Recorded) -> None:
 
 
 def test_a_canary_with_the_wrong_outcome_is_tampering(recorded: Recorded) -> None:
-    must_fail = canary_ids(recorded.run)["must_fail"]
+    hello = next(line for line in recorded.lines if line["k"] == "hello")
+    must_fail = canary_ids(hello["canary"])["must_fail"]
 
     def passes(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
         index = where(lines, "result", must_fail)
@@ -277,7 +279,22 @@ def test_the_summary_line_parser() -> None:
         "xfailed": 1,
         "error": 3,
     }
-    assert summary_counts("==== 5 passed, 1 warning in 65.00s (0:01:05) ====") == {"passed": 5}
+    assert summary_counts("==== 5 passed, 1 warning in 65.00s (0:01:05) ====") == {
+        "passed": 5,
+        "warnings": 1,
+    }
+    assert summary_counts("2 failed, 731 passed, 2 warnings, 19938 subtests passed in 3.1s") == {
+        "failed": 2,
+        "passed": 731,
+        "warnings": 2,
+        "subtests passed": 19938,
+    }
+    assert summary_counts("=== 1 passed, 2 rerun, 3 deselected in 0.5s ===") == {
+        "passed": 1,
+        "rerun": 2,
+        "deselected": 3,
+    }
+    assert summary_counts("== no tests ran in 0.01s ==") == {}
     assert summary_counts("no summary here") is None
 
 
