@@ -58,6 +58,7 @@ class Unsandboxed:
     """The harness's Launcher with no sandbox: the plugin and the channel's own cost."""
 
     transport = "fd"
+    command_timeout = LIMITS.timeout_seconds
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace

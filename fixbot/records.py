@@ -84,6 +84,9 @@ class CheckResult(TypedDict):
     log_ref: NotRequired[str]  # where the full result is on disk, once slimmed for the state
     tampering: NotRequired[list[str]]  # why the run is `tampered`: each disagreement, named
     running: NotRequired[str]  # the test in progress when the whole command timed out
+    # The run was cut short (its timeout, or a test that hung through every rerun): what ran
+    # is the result, the running test failed, the tests that never ran are missing.
+    cut_short: NotRequired[str]
     hung: NotRequired[list[str]]  # tests that would not stop: failed, the suite rerun without
     canaries: NotRequired[dict[str, str]]  # fixbot's own checks: role -> reported outcome
     # A would-be pass's decisive tests, judged again alone in fresh interpreters (checks/rejudge):
@@ -127,6 +130,10 @@ def slim(result: CheckResult, log_ref: str) -> CheckResult:
         slimmed["running"] = result["running"]
     if "hung" in result:
         slimmed["hung"] = result["hung"]
+    if "cut_short" in result:
+        slimmed["cut_short"] = result["cut_short"]
+    if "rejudged" in result:
+        slimmed["rejudged"] = result["rejudged"]
     if "canaries" in result:
         slimmed["canaries"] = result["canaries"]
     if "checks" in result:

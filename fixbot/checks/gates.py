@@ -87,7 +87,7 @@ class Contained(Protocol):
 
 # What a pytest run adds to the whole run's result: why it was tampered with, the test a
 # timeout caught running, the tests that hung, the canaries' outcomes (see records.CheckResult).
-HARNESS_KEYS = ("tampering", "running", "hung", "canaries")
+HARNESS_KEYS = ("tampering", "running", "hung", "canaries", "cut_short")
 
 
 def pytest_part(
@@ -111,6 +111,7 @@ def pytest_part(
         why = f"did not complete ({result['status']}, exit code {result['exit_code']})"
     elif failing:
         why = f"{len(failing)} of {len(tests)} tests failed"
+        why += f"; {result['cut_short']}" if result.get("cut_short") else ""
     else:
         why = f"{len(tests)} tests passed"
     run = _record(spec, result["status"], result, why, shlex.join(argv))
@@ -151,6 +152,8 @@ def pytest_result(argv: list[str], run: TestRun) -> CheckResult:
         result["running"] = run.running
     if run.hung:
         result["hung"] = run.hung
+    if run.cut_short:
+        result["cut_short"] = run.cut_short
     return result
 
 

@@ -149,6 +149,9 @@ def _carry_harness(result: CheckResult, parts: Sequence[Part]) -> None:
     hung = [t for p in tested for t in p.harness.get("hung", [])]
     if hung:
         result["hung"] = hung
+    cut = [p.harness["cut_short"] for p in tested if p.harness.get("cut_short")]
+    if cut:
+        result["cut_short"] = "; ".join(cut)
     canaries: dict[str, str] = {}
     for part in tested:
         for role, outcome in part.harness.get("canaries", {}).items():

@@ -58,6 +58,10 @@ class DirectLauncher:
     def harness_path(self, staged: Staged) -> str:
         return str(staged.folder)
 
+    @property
+    def command_timeout(self) -> float:
+        return self.timeout
+
     def launch(
         self, argv: Sequence[str], *, env: Mapping[str, str], staged: Staged, fds: Sequence[int]
     ) -> Completed:

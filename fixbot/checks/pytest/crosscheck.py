@@ -98,7 +98,8 @@ def cross_check(report: ChannelReport, run: Completed) -> list[str]:
                 f"pytest's own tally says {said} {category} where the per-test results have "
                 f"{counted}"
             )
-    problems += _exit_problems(report, finish, run)
+    if not run.timed_out:  # killed by the whole command's timeout: its exit status says nothing
+        problems += _exit_problems(report, finish, run)
     problems += _summary_problems(report, _counts(finish.get("shown", stats)), run.output)
     if report.integrity is None:
         problems.append("the plugin's check of pytest's machinery never reported")

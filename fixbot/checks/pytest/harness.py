@@ -35,6 +35,7 @@ from fixbot.sandbox import RunSpec, Sandbox
 # call, teardown) of one test when the caller names none; 0 turns the per-test timeout off.
 DEFAULT_GRACE = 5.0  # seconds between the escalation steps of a per-test timeout
 MAX_RERUNS = 2  # suite reruns after tests that ended their process
+HANG_SHARE = 0.5  # of the whole command's timeout, for the tests that hang
 _OOM_MARK = "[fixbot: memory limit exceeded]"  # what the Docker backend adds to the output
 
 
@@ -43,6 +44,11 @@ class Launcher(Protocol):
 
     @property
     def transport(self) -> Transport: ...
+
+    @property
+    def command_timeout(self) -> float:
+        """The whole command's timeout: the hang budget is a share of it."""
+        ...
 
     def harness_path(self, staged: Staged) -> str:
         """Where the command sees the staged folder."""
@@ -64,6 +70,10 @@ class SandboxLauncher:
     @property
     def transport(self) -> Transport:
         return "fd" if self.sandbox.passes_fds else "unix"
+
+    @property
+    def command_timeout(self) -> float:
+        return float(self.spec.limits.timeout_seconds)
 
     def harness_path(self, staged: Staged) -> str:
         return HARNESS_MOUNT
@@ -100,6 +110,9 @@ def run_once(
         "FIXBOT_HARNESS_RUN": run,
         "FIXBOT_HARNESS_TIMEOUT": f"{test_timeout:g}",
         "FIXBOT_HARNESS_GRACE": f"{grace:g}",
+        # What the tests that hang may take in all, so that the whole command's timeout is never
+        # what ends a run of many hanging tests (plugin.py shortens each limit past it).
+        "FIXBOT_HARNESS_HANG_BUDGET": f"{HANG_SHARE * launcher.command_timeout:g}",
     }
     full = [*argv, "-p", staged.module]
     with open_channel(launcher.transport, staged, launcher.harness_path(staged)) as channel:
@@ -131,6 +144,7 @@ class TestRun:
     runs: list[Completed]
     canaries: dict[str, str]  # role -> reported outcome, for the evidence
     channel_bytes: int = 0  # what came over the channel, every run together
+    cut_short: str = ""  # what ran is the result: the run hit its timeout, or a test kept hanging
 
 
 def _hung_result(one: OneRun, nodeid: str, test_timeout: float, grace: float) -> CaseResult:
@@ -171,7 +185,7 @@ def decide(one: OneRun, hung: Mapping[str, CaseResult]) -> tuple[CheckStatus, li
     """One word for how the run ended, and the problems that made it so."""
     run, report = one.completed, one.report
     problems = list(one.problems)
-    if run.timed_out:
+    if run.timed_out and report.finish is None:
         return ("tampered" if problems else "timeout"), problems
     if out_of_memory(run):
         return "memory_exceeded", problems
@@ -238,13 +252,18 @@ def run_pytest(
         status = "tampered"
     if last.hung is not None and status != "tampered":
         status = "timeout"  # still hanging after the reruns: the rest of the suite is unknown
-    tests = {**_repository_results(last.report), **hung} if status != "timeout" else {}
+    tests = {**_repository_results(last.report), **hung}
+    cut = ""
+    if status == "timeout":
+        # What ran is the result: the test that was running failed, and the run goes on to
+        # the model; the tests that never ran are missing (never a pass).
+        status, tests, cut = _cut_short(last, tests, launcher.command_timeout, timeout, grace)
     canaries: dict[str, str] = {
         role: last.report.results[nodeid]["outcome"]
         for role, nodeid in last.report.canaries.items()
         if nodeid in last.report.results
     }
-    running = last.hung or (last.report.running if status == "timeout" else None)
+    running = last.hung or (last.report.running if status == "timeout" or cut else None)
     return TestRun(
         status=status,
         tests=tests,
@@ -254,7 +273,34 @@ def run_pytest(
         runs=[one.completed for one in runs],
         canaries=canaries,
         channel_bytes=sum(one.report.channel_bytes for one in runs),
+        cut_short=cut,
     )
+
+
+def _cut_short(
+    last: OneRun, tests: dict[str, CaseResult], command: float, timeout: float, grace: float
+) -> tuple[CheckStatus, dict[str, CaseResult], str]:
+    """A run the whole-command timeout (or a test that hung through every rerun) cut short:
+    `tests_failed` with what ran and the running test failed, stack and all; `timeout` only
+    when nothing ran at all (a hang while collecting)."""
+    report = last.report
+    running = last.hung or report.running
+    if running in report.collected and running not in tests:
+        if last.hung is not None:
+            tests[running] = _hung_result(last, running, timeout, grace)
+        else:
+            tests[running] = CaseResult(
+                outcome="failed",
+                message=f"the whole test run hit its {command:g} s timeout while this test ran",
+                detail=_head_tail(report.raw.strip(), DETAIL_CAP),
+                nodeid=running,
+            )
+    if not tests:
+        return "timeout", {}, ""
+    canaries = set(report.canaries.values())
+    unrun = [t for t in report.collected if t not in tests and t not in canaries]
+    cut = f"cut short while {running} ran: {len(unrun)} collected tests did not run"
+    return "tests_failed", tests, cut
 
 
 def junit_id(nodeid: str) -> str:

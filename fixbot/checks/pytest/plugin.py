@@ -66,6 +66,7 @@ MESSAGE_CAP = 600
 DETAIL_CAP = 4000
 STACK_CAP = 2500
 IDS_PER_LINE = 200
+MIN_LIMIT = 1.0  # seconds: the shortest a phase's limit becomes once the hang budget is spent
 CATEGORIES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 # What the plugin itself calls is bound here, at import: code that later replaces os.write or
@@ -462,10 +463,13 @@ class Harness:
         self.config = config
         self.emit = _emit
         self.timeout = timeout
+        self.limit = timeout  # this phase's: shorter once tests have hung (the hang budget)
+        self.budget = _BUDGET  # seconds the hung tests of this process may take in all; 0: none
+        self.hung_seconds = 0.0
         self.grace = _GRACE
         self.phase: tuple[str, str] | None = None  # (node id, when) while one runs
         self.strikes = 0
-        self.timed_out: dict[str, tuple[str, str]] = {}  # node id -> (when, stack)
+        self.timed_out: dict[str, tuple[str, str, float]] = {}  # node id -> (when, stack, limit)
         self.reports: dict[str, list[Any]] = {}
         self.categories: dict[str, list[str]] = {}
         self.rerunning: set[str] = set()
@@ -628,8 +632,13 @@ class Harness:
         detail = str(decisive.longreprtext or "") if decisive is not None else ""
         timed_out = self.timed_out.pop(nodeid, None)
         if timed_out is not None:
-            when, stack = timed_out
-            message = f"timed out after {self.timeout:g} s (in {when})"
+            when, stack, limit = timed_out
+            message = f"timed out after {limit:g} s (in {when})"
+            if limit < self.timeout:
+                message += (
+                    f": the limit was shortened from {self.timeout:g} s, earlier tests having "
+                    f"hung for {self.hung_seconds - limit:g} s of this run's {self.budget:g} s"
+                )
             detail = f"{stack}\n{detail}"
         if outcome == "passed":
             detail = ""
@@ -696,18 +705,27 @@ class Harness:
         finally:
             self._disarm()
 
+    def _limit(self) -> float:
+        """This phase's time limit: the per-test timeout until tests have hung, then what is
+        left of the hang budget (never under MIN_LIMIT), so that many hanging tests still end
+        well inside the whole command's timeout."""
+        if self.budget <= 0 or self.hung_seconds <= 0:
+            return self.timeout
+        return max(MIN_LIMIT, min(self.timeout, self.budget - self.hung_seconds))
+
     def _arm(self, nodeid: str, when: str) -> None:
         self.phase = (nodeid, when)
         self.strikes = 0
         if self.timeout <= 0:
             return
+        self.limit = self._limit()
         if threading.get_ident() == self.main_thread:
             self.previous_handler = _set_handler(signal.SIGALRM, self._on_alarm)
-            _setitimer(signal.ITIMER_REAL, self.timeout)
+            _setitimer(signal.ITIMER_REAL, self.limit)
         channel = _descriptor()
         target = channel if channel is not None else sys.stderr.fileno()
         try:
-            _dump_later(self.timeout + 2 * self.grace, exit=True, file=target)
+            _dump_later(self.limit + 2 * self.grace, exit=True, file=target)
         except (RuntimeError, OSError, ValueError):
             # No thread to be had (the sandbox's process limit): the alarm still works, and a
             # hang in C is left to the whole-command timeout, which names the running test.
@@ -729,19 +747,20 @@ class Harness:
             return
         nodeid, when = phase
         self.strikes += 1
-        stack = _stack_text(frame, f"Timed out after {self.timeout:g} s in {when}; the test was")
+        stack = _stack_text(frame, f"Timed out after {self.limit:g} s in {when}; the test was")
         others = _threads_text(skip=threading.get_ident())
         if self.strikes == 1:
-            self.timed_out[nodeid] = (when, _cap(stack + others, STACK_CAP))
+            self.timed_out[nodeid] = (when, _cap(stack + others, STACK_CAP), self.limit)
+            self.hung_seconds += self.limit
             _setitimer(signal.ITIMER_REAL, self.grace)
-            raise HarnessTimeout(f"timed out after {self.timeout:g} s")
+            raise HarnessTimeout(f"timed out after {self.limit:g} s")
         # The test caught the timeout and went on: nothing in this process can unwind it.
         self.emit(
             "result",
             nodeid=nodeid,
             outcome="failed" if when == "call" else "error",
             message=_cap(
-                f"timed out after {self.timeout:g} s (in {when}) and kept running "
+                f"timed out after {self.limit:g} s (in {when}) and kept running "
                 f"{self.grace:g} s more: it caught the timeout",
                 MESSAGE_CAP,
             ),

@@ -152,10 +152,53 @@ def test_the_whole_command_timeout_still_names_the_running_test(suite: Suite) ->
         "        n += 1\n" + SURROUNDINGS,
     )
     result = run_direct(suite, whole=6)
-    assert result.status == "timeout"
     assert result.runs[-1].timed_out
     assert result.running == "test_hang.py::test_hang"
-    assert result.tests == {}
+    # What ran is the result: the running test failed, the rest never ran (and are missing).
+    assert result.status == "tests_failed", result.problems
+    hung = result.tests["test_hang.py::test_hang"]
+    assert hung["outcome"] == "failed"
+    assert hung["message"] == "the whole test run hit its 6 s timeout while this test ran"
+    assert list(result.tests) == ["test_hang.py::test_hang"]
+    assert result.cut_short == (
+        "cut short while test_hang.py::test_hang ran: 3 collected tests did not run"
+    )
+
+
+def test_a_hang_while_collecting_is_still_a_timeout(suite: Suite) -> None:
+    suite.write(
+        "test_stuck.py",
+        "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n",
+    )
+    result = run_direct(suite, whole=5)
+    assert result.status == "timeout" and result.tests == {}
+    assert result.running == "collection"
+
+
+MANY_HANGS = (
+    "".join(
+        f"def test_hang_{n}():\n    import time\n    while True:\n        time.sleep(0.05)\n\n\n"
+        for n in range(6)
+    )
+    + "def test_quick():\n    pass\n"
+)
+
+
+def test_many_hanging_tests_end_within_the_whole_commands_timeout(suite: Suite) -> None:
+    """The tests that hang share half of the command's timeout: once it is spent, each further
+    one gets the shortest limit, so the run ends by itself and every test has its outcome."""
+    suite.write("test_many.py", MANY_HANGS)
+    result = run_direct(suite, timeout=3, grace=1, whole=24)
+    assert not result.runs[-1].timed_out, "the whole command's timeout ended the run"
+    assert result.status == "tests_failed" and result.problems == []
+    outcomes = {t.split("::")[1]: r["outcome"] for t, r in result.tests.items()}
+    assert outcomes == {**{f"test_hang_{n}": "failed" for n in range(6)}, "test_quick": "passed"}
+    messages = [result.tests[f"test_many.py::test_hang_{n}"]["message"] for n in range(6)]
+    assert messages[0] == "timed out after 3 s (in call)"
+    assert messages[-1].startswith(
+        "timed out after 1 s (in call): the limit was shortened from 3 s"
+    )
+    assert result.runs[-1].seconds < 24
 
 
 def test_a_test_within_its_time_is_not_touched(suite: Suite) -> None:
