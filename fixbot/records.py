@@ -71,6 +71,9 @@ class CheckRun(TypedDict):
     command: str  # what fixbot ran
     failing: NotRequired[list[str]]  # a test run's: its failing tests (quarantined ones too)
     selected: NotRequired[int]  # failing first: the tests it was restricted to, by node id
+    # A pytest run's: where pytest found its configuration, [rootdir, ini file or ""], as the
+    # sandbox saw them; later runs of the check are pinned to the baseline's (gates.py).
+    configured: NotRequired[list[str]]
 
 
 class CheckResult(TypedDict):

@@ -76,6 +76,22 @@ def pinned(argv: Sequence[str]) -> list[str]:
     return [*argv, *_PYTEST_OPTIONS]
 
 
+_CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--inifile")
+
+
+def config_pin(argv: Sequence[str], configured: Sequence[str] | None) -> list[str]:
+    """`-c INI --rootdir DIR`: the configuration pytest found for the check on the untouched
+    commit, for every later run of it, so that no file a candidate adds (a pytest.ini, read
+    before the pyproject.toml it shadows) is ever read instead. [] where the command names
+    its own, or nothing was recorded; `-c /dev/null` where the commit had no configuration."""
+    if not configured or len(configured) != 2:
+        return []
+    if any(w.split("=", 1)[0] in _CONFIG_OPTIONS or w.startswith("-c") for w in argv):
+        return []
+    rootdir, inifile = configured
+    return ["-c", inifile or "/dev/null", f"--rootdir={rootdir}"]
+
+
 class Contained(Protocol):
     """One command run in the sandbox over the check's workspace, with this environment added
     (and a larger output cap, for a tool whose every line counts)."""
@@ -97,12 +113,14 @@ def pytest_part(
     *,
     scratch: Path | None = None,
     options: Sequence[str] = (),
+    configured: Sequence[str] | None = None,
 ) -> Part:
     """The one pytest path: the check's command with fixbot's options pinned (`only`: its
     positional arguments replaced by these node ids, failing first; `options`: appended, e.g.
     the prepared environment's plugins), run with fixbot's plugin over the report channel, each
     test under the check's per-test timeout."""
     argv = [*pinned(narrowed(spec.argv, only) if only else spec.argv), *options]
+    argv += config_pin(spec.argv, configured)
     tested = run_pytest(launcher, argv, test_timeout=spec.test_timeout_seconds, scratch=scratch)
     result = pytest_result(argv, tested)
     tests = result["tests"]
@@ -118,6 +136,8 @@ def pytest_part(
     run["failing"] = failing
     if only:
         run["selected"] = len(only)
+    if tested.configured is not None:
+        run["configured"] = list(tested.configured)
     harness = {key: value for key, value in result.items() if key in HARNESS_KEYS}
     return Part(run, tests, [], result["log_tail"], whole=not only, harness=harness)
 

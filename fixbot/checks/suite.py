@@ -20,7 +20,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -59,10 +59,12 @@ def run_suite(
     scratch: Path | None = None,
     selection: Selection | None = None,
     pytest_options: Sequence[str] = (),
+    configured: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Part]:
     """Run the checks (with a selection, only the checks it names, narrowed as it says) over
     one workspace, in order(); the outputs folder and pytest's staged plugin are made in
-    `scratch` (the attempt's capped folder); `pytest_options` are appended to every pytest
+    `scratch` (the attempt's capped folder); `configured`: by check name, the configuration a
+    pytest check is pinned to (the baseline's); `pytest_options` are appended to every pytest
     check (the prepared environment's plugins). Raises BadTestCommand for a check whose
     command is empty."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
@@ -95,7 +97,10 @@ def run_suite(
                 parts.append(_finding(spec, argv, outputs, contained))
             elif spec.kind == "pytest":
                 launcher = SandboxLauncher(sandbox, run_spec(dict(TEST_ENV)))
-                part = pytest_part(spec, launcher, only, scratch=scratch, options=pytest_options)
+                pin = (configured or {}).get(spec.name)
+                part = pytest_part(
+                    spec, launcher, only, scratch=scratch, options=pytest_options, configured=pin
+                )
                 parts.append(part)
             elif spec.kind == "unittest":
                 argv = unittest_argv(spec.argv)

@@ -25,11 +25,11 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from fixbot.checks.gates import BadTestCommand
+from fixbot.checks.gates import BadTestCommand, config_pin
 from fixbot.checks.part import Part, aggregate
 from fixbot.checks.prepare import IndexSettings, lay_generated, plugin_options, prepared_environment
 from fixbot.checks.rejudge import (
@@ -120,7 +120,8 @@ def run_trial(
     if baseline is not None and mode != "full":
         selection = failing_first(baseline, checks, lambda rel: _is_file(snapshot.tree, rel))
     failures: list[str] = []
-    trial = Trial(sandbox, snapshot, config, patch_text, prepared, tuple(checks))
+    pins = _configured(baseline) if baseline is not None else {}
+    trial = Trial(sandbox, snapshot, config, patch_text, prepared, tuple(checks), pins)
     for _ in range(INFRA_ATTEMPTS):
         try:
             if baseline is None or not selection:
@@ -146,6 +147,9 @@ class Trial:
     patch_text: str
     prepared: Path | None
     checks: tuple[CheckSpec, ...]
+    # By check: where pytest found its configuration on the untouched commit (the baseline's
+    # record); every later run of the check is pinned to it (gates.config_pin).
+    configured: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     @contextlib.contextmanager
     def fresh_tree(self) -> Iterator[tuple[Workspace, Path]]:
@@ -182,6 +186,7 @@ class Trial:
                     scratch=scratch,
                     selection=selection,
                     pytest_options=plugin_options(self.prepared),
+                    configured=self.configured,
                 )
             except BadTestCommand as exc:
                 raise UsageError(str(exc)) from exc
@@ -214,6 +219,8 @@ class Trial:
                 return self.sandbox.run(argv, spec_)
 
         args = [*pytest_arguments(spec.argv), *plugin_options(self.prepared)]
+        args += config_pin(spec.argv, self.configured.get(spec.name))
+        args += ["-p", "no:cacheprovider"]
         return judge_all(
             found,
             launch,
@@ -249,6 +256,10 @@ class Trial:
             return aggregate(sure, partial=True), tampered
         whole, more = self.run(unread, dict.fromkeys(unread, ()))
         return aggregate(_in_order(self.checks, [*sure, *whole]), partial=True), tampered + more
+
+
+def _configured(baseline: CheckResult) -> dict[str, list[str]]:
+    return {r["name"]: r["configured"] for r in baseline.get("checks", []) if "configured" in r}
 
 
 def _is_file(tree: Path, rel: str) -> bool:

@@ -145,6 +145,9 @@ class TestRun:
     canaries: dict[str, str]  # role -> reported outcome, for the evidence
     channel_bytes: int = 0  # what came over the channel, every run together
     cut_short: str = ""  # what ran is the result: the run hit its timeout, or a test kept hanging
+    # Where pytest found its configuration: (its rootdir, its ini file or ""), as the sandbox
+    # sees them; a later run of the same check is pinned to them (gates.pinned_config).
+    configured: tuple[str, str] | None = None
 
 
 def _hung_result(one: OneRun, nodeid: str, test_timeout: float, grace: float) -> CaseResult:
@@ -274,7 +277,16 @@ def run_pytest(
         canaries=canaries,
         channel_bytes=sum(one.report.channel_bytes for one in runs),
         cut_short=cut,
+        configured=_configured(last.report),
     )
+
+
+def _configured(report: ChannelReport) -> tuple[str, str] | None:
+    hello = report.hello or {}
+    rootdir, inifile = hello.get("rootdir"), hello.get("inifile")
+    if isinstance(rootdir, str) and rootdir and isinstance(inifile, str):
+        return rootdir, inifile
+    return None
 
 
 def _cut_short(

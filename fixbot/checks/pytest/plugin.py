@@ -503,6 +503,8 @@ class Harness:
             protocol=PROTOCOL,
             canary=_CANARY,
             must_fail=self.must_fail,
+            rootdir=str(getattr(self.config, "rootpath", "") or ""),
+            inifile=str(getattr(self.config, "inipath", "") or ""),
             pytest=pytest.__version__,
             pluggy=getattr(pluggy, "__version__", "?"),
             python=sys.version.split()[0],
