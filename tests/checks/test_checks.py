@@ -11,7 +11,7 @@ import pytest
 
 from fixbot import proc
 from fixbot.checks import gates
-from fixbot.checks.pytest import harness
+from fixbot.checks.pytest import hangs, harness
 from fixbot.checks.suite import run_checks
 from fixbot.records import CheckResult, failing_tests
 from fixbot.sandbox import BwrapSandbox, Limits
@@ -169,7 +169,7 @@ def test_a_collection_error_is_one_error_and_hides_no_other_test(
 
 def test_long_tracebacks_keep_their_head_and_tail() -> None:
     text = "HEAD " + "x" * 20_000 + " TAIL"
-    kept = harness._head_tail(text, 4000)
+    kept = hangs.head_tail(text, 4000)
     assert len(kept) < 4200
     assert kept.startswith("HEAD ") and kept.endswith(" TAIL")
     assert "characters elided" in kept

@@ -25,10 +25,11 @@ from fixbot.checks.pytest.channel import (
     stage_plugin,
 )
 from fixbot.checks.pytest.crosscheck import cross_check
-from fixbot.checks.pytest.events import HUNG_EXIT, ChannelReport, parse_lines
+from fixbot.checks.pytest.events import ChannelReport, parse_lines
+from fixbot.checks.pytest.hangs import cut_short, hung_result, hung_test
 from fixbot.commands import DEFAULT_TEST_TIMEOUT
 from fixbot.proc import Completed
-from fixbot.records import DETAIL_CAP, FAILING, CaseResult, CheckStatus
+from fixbot.records import FAILING, CaseResult, CheckStatus
 from fixbot.sandbox import RunSpec, Sandbox
 
 # DEFAULT_TEST_TIMEOUT (60, checks[].test_timeout_seconds' default): seconds per phase (setup,
@@ -121,17 +122,7 @@ def run_once(
     report = parse_lines(channel.reader, run)
     problems = cross_check(report, completed)
     lines = tuple(channel.reader.lines)
-    return OneRun(completed, report, problems, _hung_test(report, completed), lines)
-
-
-def _hung_test(report: ChannelReport, run: Completed) -> str | None:
-    """The test that the plugin (or faulthandler's watchdog) ended the process over."""
-    if report.hung is not None and run.returncode == HUNG_EXIT:
-        return str(report.hung.get("nodeid"))
-    running = report.running
-    if report.finish is None and "Timeout (" in report.raw and running in report.collected:
-        return running
-    return None
+    return OneRun(completed, report, problems, hung_test(report, completed), lines)
 
 
 @dataclass(frozen=True)
@@ -148,35 +139,6 @@ class TestRun:
     # Where pytest found its configuration: (its rootdir, its ini file or ""), as the sandbox
     # sees them; a later run of the same check is pinned to them (gates.pinned_config).
     configured: tuple[str, str] | None = None
-
-
-def _hung_result(one: OneRun, nodeid: str, test_timeout: float, grace: float) -> CaseResult:
-    found = one.report.results.get(nodeid)
-    if found is not None:
-        return found
-    # faulthandler writes every frame, most recent first: pytest's and pluggy's are noise.
-    dump = "\n".join(
-        line for line in one.report.raw.strip().splitlines() if not _RUNNER_FRAME.search(line)
-    )
-    return CaseResult(
-        outcome="failed",
-        message=(
-            f"timed out after {test_timeout:g} s and could not be interrupted for "
-            f"{2 * grace:g} s more (it runs code that never returns to Python, a C loop?)"
-        ),
-        detail=_head_tail(f"faulthandler's dump of every thread:\n{dump}", DETAIL_CAP),
-        nodeid=nodeid,
-    )
-
-
-_RUNNER_FRAME = re.compile(r'File "[^"]*/(_pytest|pluggy)/')
-
-
-def _head_tail(text: str, cap: int) -> str:
-    if len(text) <= cap:
-        return text
-    half = cap // 2
-    return f"{text[:half]}\n[... {len(text) - cap} characters elided ...]\n{text[-half:]}"
 
 
 def out_of_memory(run: Completed) -> bool:
@@ -244,7 +206,7 @@ def run_pytest(
             runs.append(one)
             if one.hung is None or one.hung in hung or len(runs) > max_reruns:
                 break
-            hung[one.hung] = _hung_result(one, one.hung, timeout, grace)
+            hung[one.hung] = hung_result(one.report, one.hung, timeout, grace)
     finally:
         staged.cleanup()
     last = runs[-1]
@@ -260,7 +222,9 @@ def run_pytest(
     if status == "timeout":
         # What ran is the result: the test that was running failed, and the run goes on to
         # the model; the tests that never ran are missing (never a pass).
-        status, tests, cut = _cut_short(last, tests, launcher.command_timeout, timeout, grace)
+        status, tests, cut = cut_short(
+            last.report, last.hung, tests, launcher.command_timeout, timeout, grace
+        )
     canaries: dict[str, str] = {
         role: last.report.results[nodeid]["outcome"]
         for role, nodeid in last.report.canaries.items()
@@ -287,32 +251,6 @@ def _configured(report: ChannelReport) -> tuple[str, str] | None:
     if isinstance(rootdir, str) and rootdir and isinstance(inifile, str):
         return rootdir, inifile
     return None
-
-
-def _cut_short(
-    last: OneRun, tests: dict[str, CaseResult], command: float, timeout: float, grace: float
-) -> tuple[CheckStatus, dict[str, CaseResult], str]:
-    """A run the whole-command timeout (or a test that hung through every rerun) cut short:
-    `tests_failed` with what ran and the running test failed, stack and all; `timeout` only
-    when nothing ran at all (a hang while collecting)."""
-    report = last.report
-    running = last.hung or report.running
-    if running in report.collected and running not in tests:
-        if last.hung is not None:
-            tests[running] = _hung_result(last, running, timeout, grace)
-        else:
-            tests[running] = CaseResult(
-                outcome="failed",
-                message=f"the whole test run hit its {command:g} s timeout while this test ran",
-                detail=_head_tail(report.raw.strip(), DETAIL_CAP),
-                nodeid=running,
-            )
-    if not tests:
-        return "timeout", {}, ""
-    canaries = set(report.canaries.values())
-    unrun = [t for t in report.collected if t not in tests and t not in canaries]
-    cut = f"cut short while {running} ran: {len(unrun)} collected tests did not run"
-    return "tests_failed", tests, cut
 
 
 def junit_id(nodeid: str) -> str:
