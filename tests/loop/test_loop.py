@@ -51,10 +51,13 @@ def run(
     extra_files: dict[str, str] | None = None,
     hint: str = "",
     lint: Findings | None = None,
+    reviewer: ScriptedModel | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> tuple[Any, Any, Any]:
     """(final state, the scripted model, the played sandbox) of one run to its end or pause;
     `seconds_left`: the wall clock the run starts with (default: the config's); `model`: a
-    scripted model of the test's own (it gets `replies`); `extra_files` join the example."""
+    scripted model of the test's own (it gets `replies`); `extra_files` join the example;
+    `reviewer`: the reviewer of the verified diff; `secrets`: the run's known credentials."""
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLE, repo / "tree")
     for rel, text in (extra_files or {}).items():
@@ -73,6 +76,8 @@ def run(
         snapshot=snapshot,
         config=config,
         files=tuple(repo_files(snapshot)),
+        reviewer=reviewer,
+        known_secrets=secrets,
     )
     state = initial_state(
         thread_id="t",
@@ -80,6 +85,7 @@ def run(
         manifest=snapshot.manifest,
         max_iterations=config.max_iterations,
         token_budget=config.budget.tokens,
+        cost_budget=config.budget.cost_usd or 0.0,
         hint=hint,
         deadline=time.time()
         + (config.budget.wall_clock_seconds if seconds_left is None else seconds_left),
