@@ -98,9 +98,10 @@ def _review(
 
 
 def blocking(state: FixState) -> Review | None:
-    """The review that blocks the final diff: the last one, of the last attempt, when it found
-    special-casing or tampering; None otherwise."""
-    if not state["reviews"] or not state["attempts"]:
+    """The review that blocks the verified diff in flight (the last review, of the last
+    attempt, while its pass stands), when it found special-casing or tampering; None otherwise
+    (after an answer, the next attempt is judged afresh)."""
+    if not state["reviews"] or not state["attempts"] or state["verdict"] != "pass":
         return None
     last = state["reviews"][-1]
     if last["attempt"] != state["attempts"][-1]["number"] or last["verdict"] not in REVIEW_BLOCKS:

@@ -156,8 +156,8 @@ def test_no_reviewer_no_review(tmp_path: Path) -> None:
 
 
 def test_a_block_holds_for_the_diff_it_judged_only() -> None:
-    """Escalated by a review, answered, and then out of attempts: the run escalates for the
-    attempts, not for the old review nor the old verification."""
+    """Escalated by a review, then answered: a call refused, or the attempts spent, escalate
+    for what they are, not for the old review nor the old verification."""
     passed = Attempt(
         number=1, model="m", temperature=0.0, round_size=1, reply="", prompt_tokens=1,
         completion_tokens=1, cost_usd=0.0, diff="d", verdict="pass", problems=[], check=None,
@@ -172,6 +172,8 @@ def test_a_block_holds_for_the_diff_it_judged_only() -> None:
     assert escalation(state, 0.0).kind == "review"
     answered = {**state, **resolve(state, parse_answer({"action": "continue"}), LIMITS, 0.0)}
     assert answered["verification"] is None  # the next pass is verified anew
+    refused = {**answered, "verdict": "over_budget", "reason": "the next call could cost $1"}
+    assert escalation(refused, 0.0).kind == "budget"  # type: ignore[arg-type]
     failed = {**passed, "number": 2, "verdict": "fail"}
     later = {**answered, "attempt": 3, "max_iterations": 3, "attempts": [passed, failed]}
     later["verdict"] = "fail"

@@ -110,21 +110,29 @@ def test_route_refuses_a_verdict_it_cannot_route(verdict: str) -> None:
         (after_apply, {"verdict": "rejected"}, "judge"),
         (after_verify, {"verdict": "pass"}, "minimize"),
         (after_verify, {"verdict": "fail"}, "escalate"),
-        (after_review, {"attempts": [ATTEMPT_1]}, "finalize"),  # no reviewer
-        (after_review, {"attempts": [ATTEMPT_1], "reviews": [reviewed(1, "none")]}, "finalize"),
+        (after_review, {"verdict": "pass", "attempts": [ATTEMPT_1]}, "finalize"),  # no reviewer
         (
             after_review,
-            {"attempts": [ATTEMPT_1], "reviews": [reviewed(1, "legitimate")]},
+            {"verdict": "pass", "attempts": [ATTEMPT_1], "reviews": [reviewed(1, "none")]},
             "finalize",
         ),
         (
             after_review,
-            {"attempts": [ATTEMPT_1], "reviews": [reviewed(1, "tampering")]},
+            {"verdict": "pass", "attempts": [ATTEMPT_1], "reviews": [reviewed(1, "legitimate")]},
+            "finalize",
+        ),
+        (
+            after_review,
+            {"verdict": "pass", "attempts": [ATTEMPT_1], "reviews": [reviewed(1, "tampering")]},
             "escalate",
         ),
         (
             after_review,
-            {"attempts": [ATTEMPT_1], "reviews": [reviewed(1, "special-casing")]},
+            {
+                "verdict": "pass",
+                "attempts": [ATTEMPT_1],
+                "reviews": [reviewed(1, "special-casing")],
+            },
             "escalate",
         ),
     ],

@@ -99,17 +99,13 @@ def test_two_source_files_named_ask_for_a_diff(tmp_path: Path) -> None:
     )
 
 
-def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
-    tmp_path: Path,
-) -> None:
-    files = write(
-        tmp_path,
-        {"solution.py": SOLUTION, "tests/test_solution.py": TEST, "meta.json": "{}"},
-    )
-    check = check_of({ID: (MESSAGE, DETAIL)})
-    messages = prompts.task_messages(
+def whole_file_ask(
+    tree: Path, files: list[str], check: CheckResult, ask: prompts.Ask, room_tokens: int = 5000
+) -> list[prompts.Message]:
+    """The conversation that asks for solution.py whole, as generate builds it."""
+    return prompts.task_messages(
         check,
-        tree=tmp_path,
+        tree=tree,
         files=files,
         manifest=PROTECTED,
         protected_globs=["tests/**"],
@@ -118,10 +114,20 @@ def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
         ci_jobs=[],
         lessons=[],
         budget_tokens=8000,
-        room_tokens=5000,
-        ask=prompts.Ask("whole_file", "solution.py"),
+        room_tokens=room_tokens,
+        ask=ask,
     )
-    system, user = messages
+
+
+def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
+    tmp_path: Path,
+) -> None:
+    files = write(
+        tmp_path,
+        {"solution.py": SOLUTION, "tests/test_solution.py": TEST, "meta.json": "{}"},
+    )
+    check = check_of({ID: (MESSAGE, DETAIL)})
+    system, user = whole_file_ask(tmp_path, files, check, prompts.Ask("whole_file", "solution.py"))
     text = user["content"]
     assert text.startswith("`solution.py` has a bug: the test below fails because of it.")
     assert "failed at tests/test_solution.py:9: assert has_close_elements(" in text
@@ -141,19 +147,8 @@ def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
         "Reply with the complete corrected `solution.py` in one ```python block."
     )
     assert "These paths are protected" not in system["content"]
-    short = prompts.task_messages(
-        check,
-        tree=tmp_path,
-        files=files,
-        manifest=PROTECTED,
-        protected_globs=["tests/**"],
-        commit="0" * 40,
-        hint="",
-        ci_jobs=[],
-        lessons=[],
-        budget_tokens=8000,
-        room_tokens=5000,
-        ask=prompts.Ask("whole_file", "solution.py", spec=False),
+    short = whole_file_ask(
+        tmp_path, files, check, prompts.Ask("whole_file", "solution.py", spec=False)
     )
     assert "What the tests check" not in short[1]["content"]  # the first prompt: shorter still
 
@@ -188,20 +183,8 @@ def test_a_retry_asked_afresh_has_no_reply_to_copy(tmp_path: Path) -> None:
 def short_ask(tmp_path: Path, check: CheckResult, room_tokens: int = 5000) -> str:
     """The first whole-file ask (the short one) for solution.py."""
     files = write(tmp_path, {"solution.py": SOLUTION, "tests/test_solution.py": TEST})
-    system, user = prompts.task_messages(
-        check,
-        tree=tmp_path,
-        files=files,
-        manifest=PROTECTED,
-        protected_globs=["tests/**"],
-        commit="0" * 40,
-        hint="",
-        ci_jobs=[],
-        lessons=[],
-        budget_tokens=8000,
-        room_tokens=room_tokens,
-        ask=prompts.Ask("whole_file", "solution.py", spec=False),
-    )
+    ask = prompts.Ask("whole_file", "solution.py", spec=False)
+    system, user = whole_file_ask(tmp_path, files, check, ask, room_tokens)
     assert estimate_tokens(system["content"] + user["content"]) <= room_tokens
     return user["content"]
 
