@@ -128,6 +128,13 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class ReviewSettings:
+    # A second model's eye on the verified diff, before it ships (loop/review.py); None: none.
+    model: str | None = None
+    base_url: str | None = None  # its OpenAI-compatible endpoint; None: the fixer's
+
+
+@dataclass(frozen=True)
 class Config:
     checks: tuple[CheckSpec, ...] = ()  # the CI's checks, in its order (replaces the next two)
     test_command: str = field(default=DEFAULT_TEST_COMMAND, metadata={"shell_words": True})
@@ -160,6 +167,7 @@ class Config:
     parallel: Parallel = Parallel()  # K candidates at once after the first failed attempt
     never_fix_branches: tuple[str, ...] = ()  # the Action: branch globs never fixed
     sampling: Sampling = Sampling()  # the temperatures one attempt at a time asks at
+    review: ReviewSettings = ReviewSettings()  # the reviewer of the final diff; off by default
     source: str | None = field(default=None, metadata={"internal": True})
 
     @property

@@ -210,8 +210,29 @@ EscalationKind = Literal[
     "verification",
     "iterations",
     "budget",
+    "review",  # the reviewer found special-casing or tampering in the verified diff
 ]
 ESCALATION_KINDS: frozenset[str] = frozenset(get_args(EscalationKind))
+
+
+# --- the reviewer's verdict on the final diff ----------------------------------------------
+
+ReviewVerdict = Literal["legitimate", "special-casing", "tampering", "none"]
+REVIEW_VERDICTS: tuple[ReviewVerdict, ...] = ("legitimate", "special-casing", "tampering")
+REVIEW_BLOCKS: frozenset[str] = frozenset({"special-casing", "tampering"})
+
+
+class Review(TypedDict):
+    """The reviewer's verdict on one verified diff (config `review`): recorded, never a pass."""
+
+    attempt: int  # the attempt whose verified (and minimized) diff was reviewed
+    model: str
+    verdict: ReviewVerdict  # "none": no verdict (a reply not in the form, an error, refused)
+    reason: str  # the reviewer's one line; for no verdict, fixbot's why
+    reply: str  # what the reviewer answered, capped (untrusted)
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
 
 
 class StepNotRun(TypedDict):

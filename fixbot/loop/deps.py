@@ -32,6 +32,7 @@ class Deps:
     clock: Callable[[], float] = time.time
     repository: str = ""  # the repository's identity: its lessons' namespace
     strong_model: Model | None = None  # asked once config.strong_after attempts have failed
+    reviewer: Model | None = None  # reviews the verified diff (config.review); None: no review
     # the host's package-index settings, for the prepare step
     index: IndexSettings = field(default_factory=IndexSettings)
 

@@ -225,6 +225,10 @@ def finalize(state: FixState, runtime: Runtime[Deps]) -> Update:
         }
     dropped = len(state["dropped_hunks"])
     note = f"; {dropped} unneeded hunk(s) dropped and the rest re-verified" if dropped else ""
+    reviewed = [r for r in state["reviews"] if r["attempt"] == last["number"]]
+    if reviewed:  # a pass the reviewer did not block: what it said, or that it said nothing
+        said = "no verdict" if reviewed[-1]["verdict"] == "none" else reviewed[-1]["verdict"]
+        note += f"; the reviewer ({reviewed[-1]['model']}) said {said}"
     return {
         "status": "fixed",
         "reason": f"attempt {last['number']} passed and was verified on a clean copy{note}",

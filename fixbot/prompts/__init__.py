@@ -16,6 +16,7 @@ from fixbot.prompts.messages import (
     resume_note,
     task_messages,
 )
+from fixbot.prompts.review import read_verdict, review_messages
 from fixbot.prompts.rewrite import rewritable
 from fixbot.prompts.sources import names_a_test
 
@@ -27,7 +28,9 @@ __all__ = [
     "feedback",
     "file_to_return",
     "names_a_test",
+    "read_verdict",
     "resume_note",
+    "review_messages",
     "rewritable",
     "task_messages",
 ]

@@ -1,7 +1,7 @@
 """The one assembly of a run's real clients, for every root (the CLI, the Action, the server).
 
 open_clients(...)   the sandbox, the thread's lock, the checkpointer and the store, the
-                    model (and the strong one), released in reverse order
+                    model (and the strong one, and the reviewer), released in reverse order
 build_deps(...)     what the graph's nodes run with, for one snapshot
 """
 
@@ -47,6 +47,7 @@ class Clients:
     checkpointer: BaseCheckpointSaver[Any] | None
     store: BaseStore | None = None
     strong_model: Model | None = None
+    reviewer: Model | None = None  # reviews the verified diff (config.review)
     secrets: tuple[str, ...] = field(default=(), repr=False)
     observe: Observer = _ignore
     clock: Callable[[], float] = time.time
@@ -66,16 +67,24 @@ def choose_sandbox(
     return choose(backend, image=image, environment=docker_env)
 
 
-def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> tuple[Model, Model | None]:
-    """The model (and the strong one, when configured), each closed with `stack`."""
+@dataclass(frozen=True)
+class Models:
+    model: Model
+    strong: Model | None = None
+    reviewer: Model | None = None
+
+
+def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> Models:
+    """The model (and the strong one and the reviewer, when configured), each closed with
+    `stack`; the reviewer at its own endpoint when it has one, with the same API key."""
     if not config.model:
         raise UsageError(NO_MODEL)
 
-    def opened(name: str) -> Model:
+    def opened(name: str, base_url: str | None = config.base_url) -> Model:
         client = OpenAIModel(
             model=name,
             api_key=env.get("OPENAI_API_KEY"),
-            base_url=config.base_url,
+            base_url=base_url,
             timeout_seconds=config.request_timeout_seconds,
             context_tokens=config.model_context_tokens,
         )
@@ -83,7 +92,12 @@ def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> tuple[Mo
             client.discover_window()
         return stack.enter_context(client)
 
-    return opened(config.model), opened(config.strong_model) if config.strong_model else None
+    review = config.review
+    return Models(
+        opened(config.model),
+        opened(config.strong_model) if config.strong_model else None,
+        opened(review.model, review.base_url or config.base_url) if review.model else None,
+    )
 
 
 @contextmanager
@@ -104,7 +118,7 @@ def open_clients(
     state = StateDir(root)
     database_url = env.get("FIXBOT_DATABASE_URL")
     with ExitStack() as stack:
-        model, strong = models(config, env, stack)
+        opened = models(config, env, stack)
         sandbox = stack.enter_context(
             closing(choose_sandbox(config.sandbox.backend, env, image=config.sandbox.image))
         )
@@ -118,11 +132,12 @@ def open_clients(
             store = hosted
         index = index_settings(env)
         yield Clients(
-            model=model,
+            model=opened.model,
             sandbox=sandbox,
             checkpointer=checkpointer,
             store=store,
-            strong_model=strong,
+            strong_model=opened.strong,
+            reviewer=opened.reviewer,
             secrets=secrets_in(env, [*secrets, *index.secrets]),
             observe=observe,
             index=index,
@@ -136,9 +151,8 @@ def build_deps(
     base: Snapshot | None = None,
 ) -> Deps:
     """What the graph's nodes run with for this snapshot (and the configured base)."""
-    missing = unpriced(
-        config, [clients.model.name, clients.strong_model.name if clients.strong_model else None]
-    )
+    used = [clients.model, clients.strong_model, clients.reviewer]
+    missing = unpriced(config, [model.name for model in used if model is not None])
     if missing:
         raise UsageError(
             f"budget.cost_usd needs a price for {', '.join(missing)}: add it to prices in "
@@ -155,5 +169,6 @@ def build_deps(
         known_secrets=clients.secrets,
         repository=repository_identity(snapshot.repo),
         strong_model=clients.strong_model,
+        reviewer=clients.reviewer,
         index=clients.index,
     )

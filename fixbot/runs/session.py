@@ -10,7 +10,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,8 @@ def thread_id(request: FixRequest) -> str:
 
     The endpoint is left out: the same model behind a moved endpoint continues the same run.
     """
-    settings = {**request.config.to_dict(), "base_url": None}
+    review = {**asdict(request.config.review), "base_url": None}
+    settings = {**request.config.to_dict(), "base_url": None, "review": review}
     identity = json.dumps(
         [
             str(request.repo),
@@ -257,10 +258,11 @@ def result_of(state: Any, repo: Path, config: Config, sandbox: Sandbox) -> FixRe
 
 def from_state(state: FixState, **facts: Any) -> FixResult:
     """The result a run's final state records (facts: what the state does not hold)."""
-    attempts = state["attempts"]
+    attempts, reviews = state["attempts"], state["reviews"]
+    calls = [*attempts, *reviews]  # every model call's tokens: the attempts' and the reviews'
     tokens = {
-        "prompt": sum(a["prompt_tokens"] for a in attempts),
-        "completion": sum(a["completion_tokens"] for a in attempts),
+        "prompt": sum(c["prompt_tokens"] for c in calls),
+        "completion": sum(c["completion_tokens"] for c in calls),
     }
     tokens["total"] = tokens["prompt"] + tokens["completion"]
     return FixResult(
@@ -279,6 +281,7 @@ def from_state(state: FixState, **facts: Any) -> FixResult:
         labels=list(state["labels"]),
         flaky_tests=list(state["flaky_tests"]),
         dropped_hunks=list(state["dropped_hunks"]),
+        reviews=list(reviews),
         network_probe=state["network_probe"],
         allowed_protected=list(state["allowed_protected"]),
         hint=state["hint"],

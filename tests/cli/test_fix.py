@@ -176,9 +176,11 @@ def test_a_whole_file_reply_that_also_rewrites_the_test_is_fixed_without_the_tes
     prompt = server.requests[0]["messages"][-1]["content"]
     assert prompt.startswith(
         "`calc.py` has a bug; the tests `tests.test_calc::test_mean`, "
-        "`tests.test_calc::test_mean_single` fail. "
-        "Reply with the complete corrected `calc.py` in one ```python block.\n"
+        "`tests.test_calc::test_mean_single` fail:\n\n```text\ntests.test_calc::test_mean\n"
+        "    failed at tests/test_calc.py:9: assert mean([1.0, 2.0, 3.0]) == 2.0\n"
+        "    assert 1.5 == 2.0\n"
     )
+    assert prompt.index("Reply with the complete corrected `calc.py` in one ```python block.\n")
     assert server.requests[0]["temperature"] == 0.0
     assert_untouched(repo)
 

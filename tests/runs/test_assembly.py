@@ -20,7 +20,10 @@ from fixbot.snapshot import pin_commit
 from tests.conftest import API_KEY, make_repo, read_example
 from tests.fake_openai import ScriptedOpenAI
 
-STRONG = "strong_model: bigger-model\nstrong_after: 2\nbudget: {tokens: 90000}\n"
+STRONG = (
+    "strong_model: bigger-model\nstrong_after: 2\nbudget: {tokens: 90000}\n"
+    "review: {model: reviewer-model}\n"
+)
 
 
 def args(**given: Any) -> argparse.Namespace:
@@ -30,10 +33,11 @@ def args(**given: Any) -> argparse.Namespace:
 
 def facts(deps: Deps) -> dict[str, Any]:
     """What a run's nodes get, as comparable data (the clients are two live objects)."""
-    strong = deps.strong_model
+    strong, reviewer = deps.strong_model, deps.reviewer
     return {
         "model": (deps.model.name, deps.model.window),
         "strong": (strong.name, strong.window) if strong else None,
+        "reviewer": (reviewer.name, reviewer.window) if reviewer else None,
         "sandbox": deps.sandbox.describe(),
         "config": deps.config,
         "files": deps.files,
@@ -71,6 +75,7 @@ def test_the_server_and_the_cli_build_the_same_run(tmp_path: Path) -> None:
             server_deps = deps_for(hosted, from_server, repo, commit, tmp_path / "server")
     assert facts(cli_deps) == facts(server_deps)
     assert facts(cli_deps)["strong"] == ("bigger-model", cli_deps.model.window)
+    assert facts(cli_deps)["reviewer"] == ("reviewer-model", cli_deps.model.window)
     assert API_KEY in cli_deps.known_secrets and "pw-8f2k1q9z" in " ".join(cli_deps.known_secrets)
 
 
