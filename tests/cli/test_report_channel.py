@@ -185,24 +185,18 @@ EXEC = _after_imports(
     f'exec(bytes.fromhex("{LENIENT.encode().hex()}"))', "Failures are only a matter of opinion."
 )
 
-# Knows the protocol: the run's token from /proc/self/environ, the sequence from the plugin.
+# Knows the protocol: writes with the plugin's own writer (its token and sequence are in the
+# writer's closure), a passing result for each failing test.
 INFORMED = _after_imports(
     """
-import json
 import sys
 
 
 def _forge() -> None:
-    pairs = open("/proc/self/environ").read().split("\\0")
-    run = dict(kv.split("=", 1) for kv in pairs if "=" in kv)["FIXBOT_HARNESS_RUN"]
     plugin = next(m for n, m in sys.modules.items() if n.startswith("fixbot_harness_"))
-    channel = plugin._channel
     for test in ("test_mean", "test_mean_single"):
-        line = {"k": "result", "run": run, "seq": channel.seq, "outcome": "passed",
-                "nodeid": f"tests/test_calc.py::{test}", "message": "", "detail": "",
-                "categories": ["passed"]}
-        channel.seq += 1
-        os.write(channel.fd, (json.dumps(line) + "\\n").encode())
+        plugin._emit("result", outcome="passed", nodeid=f"tests/test_calc.py::{test}",
+                     message="", detail="", categories=["passed"])
 
 
 _forge()
@@ -225,8 +219,9 @@ def test_candidates_that_lie_to_the_report_are_refused_and_the_real_fix_ships(
     expected = {
         1: ["a report line was not written by fixbot's plugin"],
         2: [
-            "_pytest.reports.TestReport.from_item_and_call was replaced (now from <string>)",
-            "fixbot's canary must_fail was reported passed",
+            "_pytest.reports.TestReport.from_item_and_call was replaced (by code claiming "
+            "<string>)",
+            "::integrity raised AssertionError in call but its report says passed",
             "raised AssertionError in call but its report says passed",
         ],
         3: ["tests/test_calc.py::test_mean was reported twice"],
@@ -275,7 +270,7 @@ def test_fixbot_verify_refuses_a_forged_bundle_whose_diff_lies(
     assert outcome["holds"] is False
     assert TAMPERED in outcome["problems"]
     named = "\n".join(outcome["problems"])
-    assert "tampering: fixbot's canary must_fail was reported passed" in named
+    assert "raised AssertionError in call but its report says passed" in named
 
 
 LENIENT_CONFTEST = """
@@ -304,5 +299,5 @@ def test_a_repository_that_lies_to_pytest_itself_is_an_environment_error(
     assert server.requests == []
     reason = run.evidence["reason"]
     assert "the baseline test run's report was inconsistent with pytest's own" in reason
-    assert "fixbot's canary must_fail was reported passed" in reason
+    assert "test_mean raised AssertionError in call but its report says passed" in reason
     assert json.loads(run.stdout)["status"] == "error"
