@@ -143,6 +143,38 @@ def test_patched_report_construction_is_caught(suite: Suite, harness_run: Harnes
     )
 
 
+# A replacement whose code object claims pytest's own file (and line), and one that drops the
+# failing call's exception before any report is made: neither passes for pytest's own code.
+CLAIMS_PYTESTS_FILE = """
+import types
+import _pytest.runner as runner
+
+_real = runner.CallInfo.from_call.__func__
+
+def _swallow(cls, func, when, reraise=None):
+    info = _real(cls, func, when, reraise)
+    if when == "call" and info.excinfo is not None:
+        return _real(cls, lambda: None, when, reraise)  # the failure's exception dropped
+    return info
+
+_code = _swallow.__code__.replace(co_filename=runner.__file__, co_firstlineno=340)
+_forged = types.FunctionType(_code, _swallow.__globals__, "from_call", None, _swallow.__closure__)
+runner.CallInfo.from_call = classmethod(_forged)
+"""
+
+
+def test_a_replacement_claiming_pytests_own_file_is_caught(suite: Suite) -> None:
+    """Trust by file name would let this through; identities and code objects do not."""
+    plant(suite, CLAIMS_PYTESTS_FILE)
+    result = run_direct(suite)
+    assert result.tests["test_calc.py::test_add"]["outcome"] == "passed"  # the lie...
+    assert_tampered(
+        result,
+        "_pytest.runner.CallInfo.from_call was replaced (by code claiming",
+        "/_pytest/runner.py)",
+    )
+
+
 def test_patching_with_a_mock_is_caught(suite: Suite) -> None:
     plant(suite, PATCH_WITH_A_MOCK)
     result = run_direct(suite)
