@@ -1,5 +1,5 @@
 """The second judgement: the tests that decide `fixed`, judged again each in a fresh interpreter
-that shares nothing with the first judgement's process but its exit (plan.py: how each test is
+that shares nothing with the first judgement's process but its exit (modes.py: how each test is
 run, from the protected test file; runner.py: the staged runner, package data; judge.py: the
 runs, the nonce, the verdicts, the disagreements)."""
 
@@ -13,7 +13,7 @@ from fixbot.checks.rejudge.judge import (
     interpreter_of,
     judge_all,
 )
-from fixbot.checks.rejudge.plan import plans
+from fixbot.checks.rejudge.modes import plans
 
 __all__ = [
     "GRACE",

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixbot.checks.rejudge.plan import Plan
+from fixbot.checks.rejudge.modes import Plan
 from fixbot.commands import PYTHON
 from fixbot.errors import SandboxFailed
 from fixbot.proc import Completed

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pytest
 
 from fixbot.checks.rejudge import plans
-from fixbot.checks.rejudge.plan import plan
+from fixbot.checks.rejudge.modes import plan
 
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 
