@@ -173,6 +173,8 @@ def _answered(source: Source, rows: Sequence[Row], known: Sequence[Case]) -> lis
 def _branch(source: Source, node: ast.If | ast.match_case, known: Sequence[Case]) -> list[Case]:
     """The cases whose input the condition singles out while its body returns (or assigns)
     their output."""
+    if isinstance(node, ast.If) and source.base_case(node.test):
+        return []
     tested = _singled_out(source, node)
     body = ast.Module(body=list(node.body), type_ignores=[])
     given: set[Form] = set()

@@ -503,7 +503,7 @@ def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     parent = source.parents.get(node)
     if isinstance(parent, ast.match_case):
         return True
-    if not isinstance(parent, ast.If):
+    if not isinstance(parent, ast.If) or source.base_case(parent.test):
         return False
     return any(literal_key(n) in source.literals for n in ast.walk(parent.test))
 
@@ -513,6 +513,8 @@ def special_cases_test(source: Source) -> Iterator[Hit]:
         return
     for node in source.new(ast.Compare, ast.match_case, ast.Return, ast.Dict):
         if isinstance(node, ast.Return) and not _guarded_by_a_test_value(node, source):
+            continue
+        if source.base_case(node):
             continue
         for literal in _compared(node, source.literals):
             test = source.literals.get(literal_key(literal) or ("", None))

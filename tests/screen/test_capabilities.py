@@ -553,3 +553,23 @@ def test_a_stub_for_a_module_the_same_diff_adds_is_refused(tmp_path: Path) -> No
         "pkg/stats.pyi": "x: int\n",
     }
     assert rules(review(tmp_path, after)) == {"silences-gate"}
+
+
+def test_a_recursions_base_case_is_a_fix_and_a_tested_input_is_not(tmp_path: Path) -> None:
+    """HumanEvalFix's fibfib (Python/63): the fix sets `if n == 2: return 1`, the definition's
+    base case, which the test asserts too; a larger tested input singled out is refused."""
+    tests = (
+        "from calc import fibfib\n\n\ndef test_fibfib():\n"
+        "    assert fibfib(2) == 1\n    assert fibfib(8) == 24\n"
+    )
+    calc = (
+        "def fibfib(n):\n    if n < 2:\n        return 0\n    if n == 2:\n        return 2\n"
+        "    return fibfib(n - 1) + fibfib(n - 2) + fibfib(n - 3)\n"
+    )
+    before = {"calc.py": calc, "tests/test_calc.py": tests}
+    failing = ["tests.test_calc::test_fibfib"]
+    fixed = calc.replace("return 2\n", "return 1\n")
+    assert review(tmp_path / "a", {"calc.py": fixed}, before=before, failing=failing) == []
+    rigged = fixed.replace("    if n == 2:", "    if n == 8:\n        return 24\n    if n == 2:")
+    found = review(tmp_path / "b", {"calc.py": rigged}, before=before, failing=failing)
+    assert rules(found) == {"special-cases-test", "answers-from-tests"}
