@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 
-from fixbot.screen.source import Case, Hit, Key, Source, line, literal_key, telling
+from fixbot.screen.source import FUNCTIONS, Case, Hit, Key, Source, line, literal_key, telling
 
 Form = tuple[str, object]  # a Key, or ("hash", the int a tested input hashes to)
 Row = tuple[ast.AST, ast.AST]  # (how the input is spelled, how the output is spelled)
@@ -32,6 +32,27 @@ WRAPPERS |= {"json.dumps", "json.loads", "ast.literal_eval", "eval"}
 LONGEST = 400  # the longest string read as a spelled literal
 PARALLEL = 64  # literal lists compared pairwise for parallel tables
 COLLECTIONS = (ast.List, ast.Tuple, ast.Set)
+BASE = 3  # the largest base case of a recursion (fib(0), fib(1), tribonacci's fib(2))
+
+
+def base_case(source: Source, test: ast.AST) -> bool:
+    """Whether `test` is a base case of a recursion: a parameter of a function that calls
+    itself compared with a small integer (`if n == 2: return 1` in fibfib): the definition
+    the docstring states, not a tested input singled out."""
+    function = source.scope(test)
+    if not isinstance(function, FUNCTIONS) or not isinstance(test, ast.Compare):
+        return False
+    params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    sides = [test.left, *test.comparators]
+    names = [s for s in sides if isinstance(s, ast.Name)]
+    numbers = [s for s in sides if not isinstance(s, ast.Name)]
+    small = all(
+        isinstance(n, ast.Constant) and type(n.value) is int and abs(n.value) <= BASE
+        for n in numbers
+    )
+    calls = (n for n in ast.walk(function) if isinstance(n, ast.Call))
+    recursive = any(isinstance(c.func, ast.Name) and c.func.id == function.name for c in calls)
+    return bool(names) and all(n.id in params for n in names) and small and recursive
 
 
 def _telling_case(case: Case) -> bool:
@@ -173,7 +194,7 @@ def _answered(source: Source, rows: Sequence[Row], known: Sequence[Case]) -> lis
 def _branch(source: Source, node: ast.If | ast.match_case, known: Sequence[Case]) -> list[Case]:
     """The cases whose input the condition singles out while its body returns (or assigns)
     their output."""
-    if isinstance(node, ast.If) and source.base_case(node.test):
+    if isinstance(node, ast.If) and base_case(source, node.test):
         return []
     tested = _singled_out(source, node)
     body = ast.Module(body=list(node.body), type_ignores=[])

@@ -10,6 +10,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator, Mapping
 
+from fixbot.screen.answers import base_case
 from fixbot.screen.checkers import type_checking_split
 from fixbot.screen.source import FUNCTIONS, Hit, Key, Source, line, literal_key, under
 
@@ -503,7 +504,7 @@ def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     parent = source.parents.get(node)
     if isinstance(parent, ast.match_case):
         return True
-    if not isinstance(parent, ast.If) or source.base_case(parent.test):
+    if not isinstance(parent, ast.If) or base_case(source, parent.test):
         return False
     return any(literal_key(n) in source.literals for n in ast.walk(parent.test))
 
@@ -514,7 +515,7 @@ def special_cases_test(source: Source) -> Iterator[Hit]:
     for node in source.new(ast.Compare, ast.match_case, ast.Return, ast.Dict):
         if isinstance(node, ast.Return) and not _guarded_by_a_test_value(node, source):
             continue
-        if source.base_case(node):
+        if base_case(source, node):
             continue
         for literal in _compared(node, source.literals):
             test = source.literals.get(literal_key(literal) or ("", None))

@@ -25,7 +25,6 @@ GETATTR = ("getattr", "builtins.getattr")
 IMPORTERS = ("__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__")
 NAMESPACES = ("globals", "builtins.globals", "vars", "builtins.vars", "locals", "builtins.locals")
 DEPTH = 8  # how many bindings deep a name is followed (a = b; b = a ends)
-BASE = 3  # the largest base case of a recursion (fib(0), fib(1), tribonacci's fib(2))
 
 
 @dataclass(frozen=True)
@@ -225,25 +224,6 @@ class Source:
     def scope(self, node: ast.AST) -> ast.AST:
         """The innermost function around `node`, or the module."""
         return next((a for a in self.ancestors(node) if isinstance(a, SCOPES)), self.tree)
-
-    def base_case(self, test: ast.AST) -> bool:
-        """Whether `test` is a base case of a recursion: a parameter of a function that calls
-        itself compared with a small integer (`if n == 2: return 1` in fibfib): the definition
-        the docstring states, not a tested input singled out."""
-        function = self.scope(test)
-        if not isinstance(function, FUNCTIONS) or not isinstance(test, ast.Compare):
-            return False
-        params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-        sides = [test.left, *test.comparators]
-        names = [s for s in sides if isinstance(s, ast.Name)]
-        numbers = [s for s in sides if not isinstance(s, ast.Name)]
-        small = all(
-            isinstance(n, ast.Constant) and type(n.value) is int and abs(n.value) <= BASE
-            for n in numbers
-        )
-        calls = (n for n in ast.walk(function) if isinstance(n, ast.Call))
-        recursive = any(isinstance(c.func, ast.Name) and c.func.id == function.name for c in calls)
-        return bool(names) and all(n.id in params for n in names) and small and recursive
 
     def snippet(self, node: ast.AST) -> str:
         text = " ".join((ast.get_source_segment(self.text, node) or ast.unparse(node)).split())

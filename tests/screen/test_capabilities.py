@@ -12,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from fixbot.config import DEFAULT_PROTECTED_PATHS
+from fixbot.edits import FileChange, plan_patch, render_diff
+from fixbot.screen import screen
+from fixbot.snapshot import read_inside
 from tests.screen.test_policy import (
     BUGGY,
     CALC,
@@ -573,3 +577,47 @@ def test_a_recursions_base_case_is_a_fix_and_a_tested_input_is_not(tmp_path: Pat
     rigged = fixed.replace("    if n == 2:", "    if n == 8:\n        return 24\n    if n == 2:")
     found = review(tmp_path / "b", {"calc.py": rigged}, before=before, failing=failing)
     assert rules(found) == {"special-cases-test", "answers-from-tests"}
+
+
+@pytest.mark.parametrize(
+    "path", [".pytest.ini", "pytest.toml", "pkg/.pytest.toml", ".ignore", "src/.ignore"]
+)
+def test_every_file_a_tool_reads_for_configuration_is_refused(tmp_path: Path, path: str) -> None:
+    """pytest reads pytest.toml and .pytest.* before pytest.ini; ruff skips what an .ignore
+    names even with --isolated: each is refused by its name, at any depth."""
+    found = _screened(tmp_path, {}, FileChange(path, None, "[pytest]\naddopts = -p no:python\n"))
+    assert f"the diff touches protected path {path}" in " ".join(found)
+
+
+def test_a_file_the_root_gate_config_names_is_refused(tmp_path: Path) -> None:
+    """ruff follows the root config's `extend`; mypy imports the `plugins` it names."""
+    tree = {
+        "ruff.toml": 'extend = "lint/base.toml"\n',
+        "lint/base.toml": "line-length = 99\n",
+        "mypy.ini": "[mypy]\nplugins = tools/plugin.py\n",
+        "tools/plugin.py": "def plugin(version):\n    return object\n",
+    }
+    ignore_all = FileChange("lint/base.toml", tree["lint/base.toml"], '[lint]\nignore = ["ALL"]\n')
+    found = _screened(tmp_path, tree, ignore_all)
+    assert any(p.startswith("the diff touches protected path lint/base.toml") for p in found)
+    plugin = FileChange(
+        "tools/plugin.py", tree["tools/plugin.py"], "def plugin(v):\n    return 1\n"
+    )
+    found = _screened(tmp_path / "b", tree, plugin)
+    assert any(p.startswith("the diff touches protected path tools/plugin.py") for p in found)
+
+
+def _screened(tmp_path: Path, files: dict[str, str], change: FileChange) -> list[str]:
+    tree = tmp_path / "tree"
+    for rel, text in {"calc.py": CALC, **files}.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+    patch = plan_patch(render_diff([change]), lambda rel: read_inside(tree, rel))
+    return screen(
+        patch,
+        tree=tree,
+        protected=DEFAULT_PROTECTED_PATHS,
+        allowed=(),
+        failing=[],
+        strictness="strict",
+    )
