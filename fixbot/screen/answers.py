@@ -113,12 +113,16 @@ def _wrapper(source: Source, call: ast.Call) -> bool:
 
 def _parsed(text: str) -> set[Form]:
     """The literal a string spells (`"[1.0, 2.0, 3.0]"`, `"1, 2"`), if it spells one."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return set()
-    key = literal_key(tree.body)
+    key = literal_key(_literal(text))
     return {key} if key is not None else set()
+
+
+def _literal(text: str) -> ast.expr | None:
+    """The expression a string spells when parsed as Python (JSON's tables are Python too)."""
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 def answers_from_tests(source: Source) -> Iterator[Hit]:
@@ -151,6 +155,12 @@ def _tables(source: Source, known: Sequence[Case]) -> Iterator[tuple[ast.AST, li
             yield node, answered
         if isinstance(node, ast.List | ast.Tuple) and len(node.elts) >= 2:
             sequences.append(node)
+    for node, text in source.strings():  # a table written as a string, read back at run time
+        parsed = _literal(text) if len(text) <= LONGEST * 10 else None
+        rows = _rows(parsed) if parsed is not None else []
+        answered = _answered(source, rows, known)
+        if len(answered) >= 2:
+            yield node, answered
     sequences = sequences[:PARALLEL]
     for at, first in enumerate(sequences):
         for second in sequences[at + 1 :]:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from fixbot.screen.folding import assembles
-from fixbot.screen.reach import TRAVERSALS, attribute_call, call_of, mapping_use, own
+from fixbot.screen.reach import attribute_call, call_of, mapping_use, own
 from fixbot.screen.source import NAMESPACES, SCOPES, Hit, Source, line, under
 
 # Namespaces whose members are capabilities: reaching one by a computed name is refused.
@@ -112,7 +112,7 @@ def _capable(source: Source, node: ast.AST, depth: int = 4) -> bool:
 def probes_the_environment(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
         env = next((m for m in ENVIRON if under(name, (m,))), None)
-        if env and (found := mapping_use(source, node, name, env, TRAVERSALS - {"copy"})):
+        if env and (found := mapping_use(source, node, name, env, copied_is_whole=False)):
             kind, key = found
             if kind == "whole":
                 yield _probe(source, node, "goes through the whole environment")

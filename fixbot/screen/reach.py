@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from fixbot.screen.source import NAMESPACES, Hit, Source, line, under
+from fixbot.screen.source import FUNCTIONS, NAMESPACES, Hit, Source, line, under
 
 FRAME_CALLS = (
     *("sys._getframe", "sys._getframemodulename", "sys._current_frames", "inspect.currentframe"),
@@ -33,7 +33,7 @@ FRAME_ATTRIBUTES = frozenset(
     {
         *("f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "f_lasti"),
         *("tb_frame", "tb_next", "gi_frame", "cr_frame", "ag_frame", "f_generator"),
-        *("gi_code", "cr_code", "ag_code", "cr_await", "gi_yieldfrom"),
+        *("gi_code", "cr_code", "ag_code", "cr_await", "gi_yieldfrom", "findCaller"),
     }
 )
 HEAP_CALLS = (
@@ -58,10 +58,11 @@ ATTRIBUTE_CALLS = SETTERS | {"getattr", "hasattr", "builtins.getattr", "builtins
 WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 PATCHERS = ("unittest.mock.patch", "mock.patch", "unittest.mock.patch.object")
 KEYED = frozenset({"get", "pop", "setdefault", "__getitem__", "__contains__", "__delitem__"})
-TRAVERSALS = frozenset({"keys", "items", "values", "__iter__", "copy"})
+TRAVERSALS = frozenset({"keys", "items", "values", "__iter__"})
 SPREADERS = {"list", "tuple", "set", "frozenset", "sorted", "str", "repr", "iter", "any", "all"}
 SPREADERS |= {"filter", "map", "enumerate", "zip", "max", "min", "next", "print", "reversed"}
-SPREADERS |= {"json.dumps", "pprint.pformat", "format"}
+SPREADERS |= {"json.dumps", "pprint.pformat", "format", "dict.values", "dict.items", "dict.keys"}
+COPIERS = frozenset({"dict", "dict.copy", "copy.copy", "copy.deepcopy"})  # the whole, passed on
 
 
 def attributes(source: Source) -> Iterator[tuple[ast.AST, str]]:
@@ -109,7 +110,7 @@ def walks_the_heap(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
         if under(name, HEAP_CALLS):
             yield _heap(source, node, f"`{name}`")
-        elif found := mapping_use(source, node, name, "sys.modules", TRAVERSALS):
+        elif found := mapping_use(source, node, name, "sys.modules", copied_is_whole=True):
             kind, key = found
             if kind == "whole" or not _known_key(source, key):
                 yield _heap(source, node, "`sys.modules` iterated or read by a computed key")
@@ -138,16 +139,18 @@ Use = tuple[str, "ast.AST | None"]
 
 
 def mapping_use(
-    source: Source, node: ast.AST, name: str, mapping: str, whole: frozenset[str]
+    source: Source, node: ast.AST, name: str, mapping: str, copied_is_whole: bool
 ) -> Use | None:
     """How a reference to `mapping` (`sys.modules`, `os.environ`) or to one of its methods uses
-    it: ("key", the key) for one entry, ("whole", None) iterated, listed or printed; None
-    otherwise (passed on, updated, or not the mapping at all)."""
+    it: ("key", the key) for one entry, ("whole", None) iterated, listed or printed (or copied,
+    when `copied_is_whole`: a copy of the environment for a child process is passing it on);
+    None otherwise (passed on, updated, or not the mapping at all)."""
+    copiers = COPIERS if copied_is_whole else frozenset()
     if name != mapping:
         method = name.removeprefix(mapping + ".")
         if method == name or "." in method:
             return None
-        if method in whole:
+        if method in TRAVERSALS or (copied_is_whole and method == "copy"):
             return "whole", None
         call = call_of(source, node)
         if method in KEYED and call is not None:
@@ -161,7 +164,8 @@ def mapping_use(
     if isinstance(parent, ast.For | ast.AsyncFor | ast.comprehension) and parent.iter is node:
         return "whole", None
     if isinstance(parent, ast.Call) and node in parent.args:
-        spread = (source.name(parent.func) or "").removeprefix("builtins.") in SPREADERS
+        func = (source.name(parent.func) or "").removeprefix("builtins.")
+        spread = func in SPREADERS or func in copiers
         return ("whole", None) if spread else None
     return ("whole", None) if isinstance(parent, ast.Starred) else None
 
@@ -175,7 +179,8 @@ def call_of(source: Source, node: ast.AST) -> ast.Call | None:
 
 
 def rewrites_object_internals(source: Source) -> Iterator[Hit]:
-    for node in source.new(ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.Call):
+    kinds = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.Call, *FUNCTIONS)
+    for node in source.new(*kinds):
         what = _rewrite(source, node)
         if what:
             yield Hit(
@@ -201,6 +206,8 @@ def own(node: ast.AST) -> bool:
 
 def _rewrite(source: Source, node: ast.AST) -> str:
     """What a statement or call rewrites, or ''."""
+    if isinstance(node, FUNCTIONS):  # `def __class__` as a property: what isinstance reads
+        return "defines `__class__`" if node.name == "__class__" else ""
     if isinstance(node, ast.Call):
         func = source.name(node.func) or ""
         if func in SETTERS and len(node.args) >= 2 and not own(node.args[0]):

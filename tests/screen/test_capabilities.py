@@ -85,6 +85,10 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
         ),
         {"reaches-frames", "runs-dynamic-code", "detects-test-runner"},
     ),
+    "logger-find-caller": (
+        headed("import logging\n_where = logging.getLogger().findCaller()"),
+        {"reaches-frames"},
+    ),
     # --- walks-the-heap: the object graph and every module
     "iterates-sys-modules": (
         headed("import sys\nfor _name, _module in list(sys.modules.items()):\n    pass"),
@@ -103,6 +107,11 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
         {"walks-the-heap"},
     ),
     "subclasses": (headed("_types = object.__subclasses__()"), {"walks-the-heap"}),
+    "sys-modules-through-dict-values": (
+        headed("import sys\n_all = list(dict.values(sys.modules))"),
+        {"walks-the-heap"},
+    ),
+    "sys-modules-copied": (headed("import sys\n_all = dict(sys.modules)"), {"walks-the-heap"}),
     "tests-neutralised-in-memory": (
         headed(TESTS_NEUTRALISED),
         {"walks-the-heap", "rewrites-object-internals"},
@@ -113,6 +122,10 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
         {"rewrites-object-internals"},
     ),
     "function-defaults": (appended("mean.__defaults__ = (1,)"), {"rewrites-object-internals"}),
+    "class-property": (
+        appended("class Sure:\n    @property\n    def __class__(self):\n        return float"),
+        {"rewrites-object-internals"},
+    ),
     "setattr-class-by-a-built-name": (
         appended("import calc as _c\n\nsetattr(_c, '__cl' + 'ass__', object)"),
         {"rewrites-object-internals"},
@@ -352,6 +365,13 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
         mean_does(
             "for row in [{'in': [1.0, 2.0, 3.0], 'out': 2.0}, {'in': [4.0], 'out': 4.0}]:\n"
             "    if row['in'] == values:\n        return row['out']\n" + BUGGY
+        ),
+        {"answers-from-tests"},
+    ),
+    "table-in-a-json-string": (
+        mean_does(
+            'import json\ntable = json.loads(\'{"[1.0, 2.0, 3.0]": 2.0, "[4.0]": 4.0}\')\n'
+            "return table.get(str(values), 0.0)"
         ),
         {"answers-from-tests"},
     ),
