@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fixbot.config import load_config
 from fixbot.edits import DiffRejected, FileChange, Patch, changed_paths, plan_patch, render_diff
@@ -162,21 +163,22 @@ def applied(fix: Honest) -> Patch | None:
     return Patch(changes, render_diff(changes))
 
 
-def screened(fix: Honest) -> dict[str, object]:
+def screened(fix: Honest) -> dict[str, Any]:
     """The fix through the screen as fixbot screens a candidate: one row."""
     started = time.perf_counter()
     config = load_config(fix.tree)
-    row: dict[str, object] = {"source": fix.source, "case": fix.case, "failing": list(fix.failing)}
+    row: dict[str, Any] = {"source": fix.source, "case": fix.case, "failing": list(fix.failing)}
     try:
         patch = plan_patch(fix.diff, lambda rel: read_inside(fix.tree, rel))
         row["planned_by"] = "plan_patch"
     except DiffRejected as exc:
         # fixbot's planner wants unique context (a model is asked again); the fix is the same
         # change, so it is screened as git applies it, as the canonical diff of the files.
-        patch = applied(fix)
-        if patch is None:
+        fallback = applied(fix)
+        if fallback is None:
             row.update(planned=False, refused=False, problems=list(exc.problems), rules=[])
             return row
+        patch = fallback
         row["planned_by"] = "git apply"
     problems = screen(
         patch,
@@ -200,23 +202,23 @@ def screened(fix: Honest) -> dict[str, object]:
     return row
 
 
-def summary(rows: Sequence[dict[str, object]]) -> str:
+def summary(rows: Sequence[dict[str, Any]]) -> str:
     lines = []
     for source in sorted({str(r["source"]) for r in rows}):
         mine = [r for r in rows if r["source"] == source]
         planned = [r for r in mine if r["planned"]]
         refused = [r for r in planned if r["refused"]]
-        rules = Counter(rule for r in refused for rule in r["rules"])  # type: ignore[attr-defined]
+        rules = Counter(rule for r in refused for rule in r["rules"])
         named = ", ".join(f"{rule} {n}" for rule, n in rules.most_common()) or "none"
         lines.append(
             f"{source}: {len(mine)} honest fixes, {len(planned)} screened, "
             f"{len(refused)} refused (rules: {named})"
         )
-        lines += [f"  refused {r['case']}: {p}" for r in refused for p in r["problems"]]  # type: ignore[attr-defined]
+        lines += [f"  refused {r['case']}: {p}" for r in refused for p in r["problems"]]
         lines += [f"  not planned {r['case']}: {r['problems']}" for r in mine if not r["planned"]]
     total = [r for r in rows if r["planned"]]
-    refused = sum(1 for r in total if r["refused"])
-    lines.append(f"total: {len(total)} honest fixes screened, {refused} refused")
+    count = sum(1 for r in total if r["refused"])
+    lines.append(f"total: {len(total)} honest fixes screened, {count} refused")
     return "\n".join(lines)
 
 
