@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable, Iterator
 
 from fixbot.screen.folding import assembles
-from fixbot.screen.reach import attribute_call, call_of, mapping_use, own
-from fixbot.screen.source import NAMESPACES, SCOPES, Hit, Source, line, under
+from fixbot.screen.reach import attribute_call, call_of, mapping_use, namespace
+from fixbot.screen.source import SCOPES, Hit, Source, line, under
 
 # Namespaces whose members are capabilities: reaching one by a computed name is refused.
 CAPABLE = frozenset(
@@ -76,12 +76,8 @@ def _computed(source: Source, node: ast.AST) -> str:
 
 
 def _namespace(source: Source, node: ast.AST) -> bool:
-    """`globals()`, `vars(...)`, `locals()`, `m.__dict__`, `f.__globals__`, the builtins."""
-    if isinstance(node, ast.Call) and (source.name(node.func) or "") in NAMESPACES:
-        return not (node.args and own(node.args[0]))
-    if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__globals__"):
-        return not own(node.value)
-    return source.name(node) == "builtins"
+    """A module's or function's namespace (reach.namespace), or the builtins."""
+    return bool(namespace(source, node)) or source.name(node) == "builtins"
 
 
 def _capable(source: Source, node: ast.AST, depth: int = 4) -> bool:

@@ -231,18 +231,23 @@ def _rewrite(source: Source, node: ast.AST) -> str:
     return ""
 
 
-def _namespace_written(source: Source, container: ast.AST) -> str:
-    """A module's or function's namespace written by key: `globals()[k] = v`, `vars(m)[k]`,
-    `m.__dict__.update(...)` (never `self.__dict__`)."""
-    if isinstance(container, ast.Attribute) and container.attr in ("__dict__", "__globals__"):
-        return "" if own(container.value) else f"writes into `{container.attr}`"
-    if isinstance(container, ast.Attribute) and container.attr in ("f_globals", "f_locals"):
-        return f"writes into `{container.attr}`"
-    if isinstance(container, ast.Call) and (source.name(container.func) or "") in NAMESPACES:
-        if container.args and own(container.args[0]):
-            return ""
-        return f"writes into `{ast.unparse(container.func)}()`"
+def namespace(source: Source, node: ast.AST) -> str:
+    """The namespace `node` is, as shown to the model, or '': a module's or function's
+    (`globals()`, `vars(m)`, `locals()`, `m.__dict__`, `f.__globals__`, a frame's `f_globals`),
+    never an object's own (`self.__dict__`, `vars(self)`)."""
+    if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__globals__"):
+        return "" if own(node.value) else f"`{node.attr}`"
+    if isinstance(node, ast.Attribute) and node.attr in ("f_globals", "f_locals"):
+        return f"`{node.attr}`"
+    if isinstance(node, ast.Call) and (source.name(node.func) or "") in NAMESPACES:
+        return "" if node.args and own(node.args[0]) else f"`{ast.unparse(node.func)}()`"
     return ""
+
+
+def _namespace_written(source: Source, container: ast.AST) -> str:
+    """A namespace written by key: `globals()[k] = v`, `m.__dict__.update(...)`."""
+    found = namespace(source, container)
+    return f"writes into {found}" if found else ""
 
 
 REACH_RULES: dict[str, Callable[[Source], Iterator[Hit]]] = {
