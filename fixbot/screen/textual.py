@@ -14,11 +14,11 @@ from fixbot.screen.source import Hit
 
 STARTUP_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py")
 GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml", ".ignore")
-# Comments a gate obeys: mypy's and ruff's silencers, mypy's inline configuration, the import
-# sorter's and the formatter's switches (ruff honours both).
+# Comments that silence a finding of the code: mypy's and ruff's silencers, mypy's inline
+# configuration. Layout switches (`# fmt: skip`, `# isort: skip`) only choose a layout; a fix
+# may use them as the project does.
 SILENCERS = re.compile(
-    r"#.*\b(type:\s*ignore|noqa|pyright:\s*ignore|mypy:\s*[\w-]+|ruff:\s*noqa"
-    r"|isort:\s*(?:skip\w*|off)|fmt:\s*(?:off|skip))",
+    r"#.*\b(type:\s*ignore|noqa|pyright:\s*ignore|mypy:\s*[\w-]+|ruff:\s*noqa)",
     re.IGNORECASE,
 )
 # Code Python runs that is not source: bytecode (an unchecked-hash .pyc is loaded whatever the

@@ -415,8 +415,6 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
         {"silences-gate"},
     ),
     "inline-mypy-config": ({"calc.py": "# mypy: allow-untyped-defs\n" + CALC}, {"silences-gate"}),
-    "fmt-off": (appended("# fmt: off\nTABLE = [1,2,\n  3]\n# fmt: on"), {"silences-gate"}),
-    "isort-skip": (headed("import sys  # isort: skip"), {"silences-gate"}),
     "ruff-ignore-file": ({".ignore": "calc.py\n"}, {"silences-gate"}),
 }
 
@@ -522,7 +520,9 @@ LEGITIMATE: dict[str, Files] = {
         "    Self = object"
     ),
     "stub-for-a-library": {"stubs/requests/__init__.pyi": "def get(url: str) -> object: ...\n"},
-    "fmt-word-in-a-string": appended("HELP = 'use # fmt: off to stop the formatter'"),
+    "layout-switches": appended(
+        "# fmt: off\nTABLE = [1,2,\n  3]\n# fmt: on\nimport sys  # isort: skip\n\nX = sys"
+    ),
     "strings-built-innocently": appended(
         "def greet(name: str) -> str:\n"
         "    return 'Hello, ' + name + '!' + ''.join(['a', 'b'])[::-1]"
