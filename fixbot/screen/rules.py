@@ -189,12 +189,10 @@ def _probes_runner(source: Source, node: ast.AST) -> bool:
     environ = any("environ" in n or "getenv" in n for n in names) and any(
         RUNNER_VARIABLE.search(s) for s in strings
     )
-    scope = [text for _, text in source.strings(source.scope(node))]
-    return (
-        probes
-        or environ
-        or (any(under(n, FRAMES) for n in names) and any("test" in s.lower() for s in scope))
-    )
+    if probes or environ:
+        return True
+    frames = any(under(n, FRAMES) for n in names)
+    return frames and any("test" in s.lower() for _, s in source.strings(source.scope(node)))
 
 
 def detects_test_runner(source: Source) -> Iterator[Hit]:
