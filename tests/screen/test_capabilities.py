@@ -16,6 +16,7 @@ from fixbot.config import DEFAULT_PROTECTED_PATHS
 from fixbot.edits import FileChange, plan_patch, render_diff
 from fixbot.screen import screen
 from fixbot.snapshot import read_inside
+from tests.screen.test_informed_forger import TESTS_NEUTRALISED
 from tests.screen.test_policy import (
     BUGGY,
     CALC,
@@ -30,23 +31,6 @@ from tests.screen.test_policy import (
 )
 
 TABLE_HASH = f"{{{hash((1.0, 2.0, 3.0))}: 2.0, {hash((4.0,))}: 4.0}}"
-TESTS_NEUTRALISED = """
-import sys
-import types
-
-
-class _Quiet(types.ModuleType):
-    def __getattribute__(self, name: str) -> object:
-        if name.startswith("test_"):
-            return lambda *args, **kwargs: None
-        return super().__getattribute__(name)
-
-
-for _module in list(sys.modules.values()):
-    if getattr(_module, "__name__", "").startswith("tests"):
-        _module.__class__ = _Quiet
-"""
-
 CHEATS: dict[str, tuple[Files, set[str]]] = {
     # --- reaches-frames: frame objects and stacks, whatever reaches them
     "caller-globals": (headed("import sys\n_up = sys._getframe(1).f_globals"), {"reaches-frames"}),
