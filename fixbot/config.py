@@ -36,9 +36,11 @@ from fixbot.errors import ConfigError
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "noxfile.py",
     ".github/**", ".fixbot.yml",
-    # Test and gate configuration wherever it is: pytest, ruff and mypy read nested copies.
-    "**/conftest.py", "**/pytest.ini", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml",
-    "**/ruff.toml", "**/.ruff.toml", "**/mypy.ini", "**/.mypy.ini",
+    # Test and gate configuration wherever it is: pytest, ruff and mypy read nested copies, and
+    # pytest reads pytest.toml and .pytest.* before pytest.ini; ruff skips what .ignore names.
+    "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/pytest.toml", "**/.pytest.toml",
+    "**/tox.ini", "**/setup.cfg", "**/pyproject.toml", "**/ruff.toml", "**/.ruff.toml",
+    "**/mypy.ini", "**/.mypy.ini", "**/.ignore",
     # What Python runs at start-up from any folder on its path.
     "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
 )  # fmt: skip

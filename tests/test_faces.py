@@ -79,6 +79,8 @@ FACES: dict[str, set[str]] = {
         "PYTHON",
         "Script",
         "command_lines",
+        "gate_config",
+        "gate_files",
         "is_ruff",
         "legacy_checks",
         "map_command",

@@ -13,11 +13,17 @@ from fixbot.screen.lines import split_lines
 from fixbot.screen.source import Hit
 
 STARTUP_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py")
-GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml")
+GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml", ".ignore")
+# Comments that silence a finding of the code: mypy's and ruff's silencers, mypy's inline
+# configuration. Layout switches (`# fmt: skip`, `# isort: skip`) only choose a layout; a fix
+# may use them as the project does.
 SILENCERS = re.compile(
-    r"#.*\b(type:\s*ignore|noqa|pyright:\s*ignore|mypy:\s*ignore-errors|ruff:\s*noqa)",
+    r"#.*\b(type:\s*ignore|noqa|pyright:\s*ignore|mypy:\s*[\w-]+|ruff:\s*noqa)",
     re.IGNORECASE,
 )
+# Code Python runs that is not source: bytecode (an unchecked-hash .pyc is loaded whatever the
+# .py says), extension modules (imported before a .py of the same name).
+COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib")
 
 
 # Modules that would stand in for the test runner, its plugin system or fixbot's own plugin.
@@ -46,8 +52,17 @@ def name_hits(change: FileChange) -> Iterator[Hit]:
         yield Hit(
             "silences-gate",
             0,
-            f"writes {name}, which configures the ruff or mypy gate; "
-            "fix the findings instead of reconfiguring the checker",
+            f"writes {name}, which configures the ruff or mypy gate (or tells it which files "
+            "to skip); fix the findings instead of reconfiguring the checker",
+        )
+    if change.new is not None and (
+        name.lower().endswith(COMPILED) or "__pycache__" in change.path.split("/")
+    ):
+        yield Hit(
+            "runs-dynamic-code",
+            0,
+            f"writes {change.path}, compiled code Python would run instead of (or beside) the "
+            "source, which no check can read; change the source",
         )
 
 
