@@ -285,8 +285,8 @@ def _channel(source: Source, node: ast.AST, what: str) -> Hit:
         "reaches-sandbox-channels",
         line(node),
         f"{source.snippet(node)} {what}: descriptors, /proc/self and fixbot's mounts "
-        "(/fixbot-out, /fixbot-env, /fixbot-harness) carry the verdict and the environment, "
-        "never the code under test's output",
+        "(/fixbot-out, /fixbot-env, /fixbot-harness, /fixbot-judge) carry the verdict and "
+        "the environment, never the code under test's output",
     )
 
 
