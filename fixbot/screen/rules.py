@@ -48,6 +48,10 @@ def adds_skip(source: Source) -> Iterator[Hit]:
 EXITS = (
     *("sys.exit", "os._exit", "os.abort", "posix._exit", "signal.raise_signal", "builtins.exit"),
     *("pytest.exit", "_pytest.outcomes.exit"),
+    # an exec ends this process too (its status is the new program's: /bin/true's 0)
+    *(f"os.{name}" for name in ("execl", "execle", "execlp", "execlpe", "execv", "execve")),
+    *(f"os.{name}" for name in ("execvp", "execvpe")),
+    *(f"posix.{name}" for name in ("execv", "execve")),
 )
 
 

@@ -111,6 +111,11 @@ CHEATS: dict[str, tuple[Files, str | set[str]]] = {
     "raise-systemexit": (mean_does("raise SystemExit(0)"), "exits-early"),
     "kill-self": (mean_does("os.kill(os.getpid(), 9)\n" + BUGGY), "exits-early"),
     "aliased-exit": (headed("from os import _exit as bye\nbye(0)"), "exits-early"),
+    "exec-true": (mean_does("os.execv('/bin/true', ['true'])\n" + BUGGY), "exits-early"),
+    "exec-aliased": (
+        headed("from os import execvp as again\nagain('true', ['true'])"),
+        "exits-early",
+    ),
     "hook-in-module": (
         appended("def pytest_collection_modifyitems(items):\n    items.clear()"),
         "adds-pytest-hook",

@@ -34,7 +34,8 @@ def rejudged(
             retried = {j.test: j for j in judge(spec, again)}
             found = [retried.get(j.test, j) for j in found]
         judged.update({j.test: j.shown() for j in found})
-        first = {test: result["tests"][test]["outcome"] for test, _ in decisive}
+        tests = result["tests"]
+        first = {t: tests[t]["outcome"] if t in tests else "missing" for t, _ in decisive}
         disagreed += disagreements(first, found)
     if not judged:
         return result
@@ -53,17 +54,19 @@ def _decisive(
     exists: Callable[[str], bool],
 ) -> Iterator[tuple[CheckSpec, list[tuple[str, str]]]]:
     """Per pytest or unittest check, its decisive tests as (result id, pytest node id): the
-    baseline's failing ones (a random sample past judge.MAX_JUDGED)."""
+    baseline's failing ones (a random sample past judge.MAX_JUDGED), each by the node id the
+    untouched commit's run recorded, never one the attempt's own report gave (a forged report
+    could name another test, in a file of its own, under the same id)."""
     specs = {spec.name: spec for spec in checks if spec.kind in ("pytest", "unittest")}
     failing = set(failing_tests(baseline))
     for run in baseline.get("checks", []):
         spec = specs.get(run["name"])
         if spec is None:
             continue
-        tests = [t for t in run.get("failing", []) if t in failing and t in result["tests"]]
+        tests = [t for t in run.get("failing", []) if t in failing and t in baseline["tests"]]
         pairs = []
         for test in sample(tests):
-            nodeid = node_id(test, result["tests"][test], exists)
+            nodeid = node_id(test, baseline["tests"][test], exists)
             if nodeid is not None:
                 pairs.append((test, nodeid))
         if pairs:

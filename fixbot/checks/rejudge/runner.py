@@ -9,14 +9,20 @@ project's own pytest), and shares nothing with the first judgement's process or 
               unittest MODULE CLASS.METHOD FILE LINE PATH...
               pytest NODEID ... -- PYTEST_ARGS...
 
-Before any of the repository's code runs, it reads one line from the channel: the nonce fixbot
-chose for this run (never in argv or the environment, which /proc shows). When the test has
-run it writes `NONCE VERDICT` back and ends the process with os._exit, 0 for `passed`, 1 for
-anything else; fixbot believes `passed` only from both the line and the exit status.
+The test runs in a forked child that closes fixbot's socket before any of the repository's
+code runs: it never holds the nonce, and all it can say is its exit status (0 only when the
+test passed, as the child saw it) and a line of detail. The parent, which runs none of the
+repository's code and is not readable by the sandbox's other processes, waits for the child,
+then reads the nonce fixbot chose for this run (never in argv or the environment, which /proc
+shows) and writes `NONCE VERDICT` back; fixbot believes `passed` only from both the line and the
+parent's exit status. So code under test that knows it is judged can at most end its own
+process with status 0 before the test has run: only an explicit end of the process does that
+(os._exit, an exec), which the static screen refuses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -25,9 +31,12 @@ from collections.abc import Sequence
 from typing import Any
 
 _exit = os._exit
+CHILD_CAP = 4000  # bytes of the test's process's line (under a pipe's buffer: it never blocks)
 
 
-def _connect(spec: str) -> tuple[socket.socket, str]:
+def _connect(spec: str) -> socket.socket:
+    """fixbot's socket for this run, connected; the nonce on it is read only once the test has
+    run, in the parent, which runs none of the repository's code."""
     if spec.startswith("fd:"):
         sock = socket.socket(fileno=int(spec[3:]))
     elif spec.startswith("unix:"):
@@ -36,6 +45,10 @@ def _connect(spec: str) -> tuple[socket.socket, str]:
     else:
         raise SystemExit("runner: no channel")
     sock.set_inheritable(False)
+    return sock
+
+
+def _nonce(sock: socket.socket) -> str:
     sock.settimeout(30)
     data = b""
     while not data.endswith(b"\n"):
@@ -44,7 +57,19 @@ def _connect(spec: str) -> tuple[socket.socket, str]:
             raise SystemExit("runner: no nonce")
         data += chunk
     sock.settimeout(None)
-    return sock, data.strip().decode("ascii")
+    return data.strip().decode("ascii")
+
+
+def _undumpable() -> None:
+    """No other process of the sandbox's user may read this one's memory (/proc/PID/mem):
+    what the test leaves running after it cannot read the nonce the parent reads last."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
 
 
 def _paths(paths: Sequence[str]) -> None:
@@ -176,21 +201,53 @@ def _pytest(nodeids: Sequence[str], args: Sequence[str]) -> tuple[str, str]:
     return ("passed", "") if int(code) == 0 else ("failed", f"pytest exited {int(code)}")
 
 
-def main(argv: Sequence[str]) -> None:
-    sock, nonce = _connect(argv[0])
-    mode, rest = argv[1], argv[2:]
+def _judge(mode: str, rest: Sequence[str]) -> tuple[str, str]:
     try:
         if mode in ("plain", "unittest"):
             run = _plain if mode == "plain" else _unittest
-            verdict, detail = run(rest[0], rest[1], rest[2], int(rest[3]), rest[4:])
-        elif mode == "pytest":
-            cut = rest.index("--")
-            verdict, detail = _pytest(rest[:cut], rest[cut + 1 :])
-        else:
-            verdict, detail = "error", f"unknown mode {mode}"
+            return run(rest[0], rest[1], rest[2], int(rest[3]), rest[4:])
+        if mode == "pytest":
+            cut = list(rest).index("--")
+            return _pytest(rest[:cut], rest[cut + 1 :])
+        return "error", f"unknown mode {mode}"
     except BaseException:  # the import itself failed, or the harness did
-        verdict, detail = "error", traceback.format_exc(limit=8)[-1500:]
-    line = f"{nonce} {verdict} {detail}".replace("\n", "\\n")[:4000] + "\n"
+        return "error", traceback.format_exc(limit=8)[-1500:]
+
+
+def main(argv: Sequence[str]) -> None:
+    """The test runs in a child process that never holds fixbot's socket or the nonce: all it
+    can say is its exit status (0 only when the test passed) and a line of detail. This
+    process, which runs none of the repository's code, waits for it, then reads the nonce and
+    writes `NONCE VERDICT` to fixbot."""
+    sock = _connect(argv[0])
+    _undumpable()
+    mode, rest = argv[1], argv[2:]
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        sock.close()
+        os.close(read_end)
+        verdict, detail = _judge(mode, rest)
+        with contextlib.suppress(OSError):
+            os.write(write_end, f"{verdict} {detail}".encode("utf-8", "replace")[:CHILD_CAP])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _exit(0 if verdict == "passed" else 1)
+    os.close(write_end)
+    _, status = os.waitpid(child, 0)
+    os.set_blocking(read_end, False)
+    said = ""
+    with contextlib.suppress(OSError):
+        said = os.read(read_end, CHILD_CAP).decode("utf-8", "replace")
+    verdict, _, detail = said.partition(" ")
+    code = os.waitstatus_to_exitcode(status)
+    if verdict == "passed" and code != 0:
+        verdict, detail = "error", f"the test's process said passed but exited {code}"
+    elif code == 0 and verdict != "passed":
+        verdict, detail = "error", f"the test's process exited 0 but said {said[:200]!r}"
+    elif not verdict:
+        verdict, detail = "error", f"the test's process exited {code} and said nothing"
+    line = f"{_nonce(sock)} {verdict} {detail}".replace("\n", "\\n")[:4000] + "\n"
     try:
         sock.sendall(line.encode("utf-8", "replace"))
         sock.close()
