@@ -290,8 +290,15 @@ def play_channel(
     played = {_node_id(t): o for t, o in outcomes.items()}
     played.update({t: "xfailed" if r == "must_fail" else "passed" for t, r in canaries.items()})
     lines: list[dict[str, Any]] = [
-        {"k": "hello", "terminal": True, "verbosity": 0, "canary": tag, "must_fail": "xfailed",
-         "rootdir": "/workspace", "inifile": ""},
+        {
+            "k": "hello",
+            "terminal": True,
+            "verbosity": 0,
+            "canary": tag,
+            "must_fail": "xfailed",
+            "rootdir": "/workspace",
+            "inifile": "",
+        },
         {"k": "collected", "ids": list(played)},
         {"k": "collection", "count": len(played)},
     ]

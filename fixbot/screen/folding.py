@@ -17,6 +17,7 @@ import ast
 import base64
 import binascii
 import codecs
+import posixpath
 from collections.abc import Callable
 
 Resolve = Callable[[ast.Name], "ast.expr | None"]
@@ -24,6 +25,7 @@ Again = Callable[[ast.AST], "str | None"]
 LIMIT = 4096  # longest text folded: names and paths are short
 DEPTH = 12  # how many names deep a fold follows
 UNKNOWN = "{}"
+PATHS = {"Path", "PurePath", "PosixPath", "PurePosixPath"}
 METHODS = {"upper", "lower", "strip", "lstrip", "rstrip", "title", "capitalize", "casefold"}
 METHODS |= {"swapcase"}
 BUILDERS = {"join", "format", "decode", "fromhex", "b64decode", "b32decode", "b16decode"}
@@ -90,7 +92,16 @@ def _text(node: ast.AST | None, resolve: Resolve, depth: int, exact: bool) -> st
     return unknown
 
 
+def _is_path_module(node: ast.AST) -> bool:
+    """`os.path`, `posixpath`, `path` (as imported): the module whose join builds a path."""
+    text = ast.unparse(node)
+    return text in ("os.path", "posixpath", "path", "ntpath")
+
+
 def _binop(node: ast.BinOp, again: Again, unknown: str | None) -> str | None:
+    if isinstance(node.op, ast.Div):  # a pathlib path built with `/`
+        left, right = again(node.left), again(node.right)
+        return posixpath.join(left, right) if left is not None and right is not None else None
     if isinstance(node.op, ast.Add):
         left, right = again(node.left), again(node.right)
         return left + right if left is not None and right is not None else None
@@ -142,8 +153,14 @@ def _call(node: ast.Call, again: Again, unknown: str | None) -> str | None:
         return bytes(c % 256 for c in codes).decode("latin-1")
     if name == "str" and len(args) == 1:
         return again(args[0])
+    if name in PATHS and args:  # Path("/proc", "self") and os.path.join("/proc", "self")
+        parts = [again(a) for a in args]
+        return posixpath.join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
     if not isinstance(func, ast.Attribute):
         return unknown
+    if name == "join" and _is_path_module(func.value) and args:
+        parts = [again(a) for a in args]
+        return posixpath.join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
     if name == "join" and len(args) == 1:
         return _joined(func.value, args[0], again)
     if name in METHODS and not args:

@@ -261,11 +261,18 @@ def reaches_sandbox_channels(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
         call = _called(source, node)
         numbered = call is not None and bool(call.args) and _is_int(source, call.args[0])
-        wrapped = name == "socket.socket" and any(
-            k.arg == "fileno" for k in (call.keywords if call else [])
+        keywords = [k.arg for k in (call.keywords if call else [])]
+        wrapped = name == "socket.socket" and (
+            "fileno" in keywords or (call is not None and len(call.args) >= 4)
         )
         if name in RAW_WRITES or (name in OPENERS and numbered) or wrapped:
             yield _channel(source, call or node, "writes to a raw file descriptor")
+    for made in source.new(ast.Call):
+        assert isinstance(made, ast.Call)
+        for keyword in made.keywords:
+            kept = keyword.arg == "close_fds" and not _is_true(keyword.value)
+            if keyword.arg == "pass_fds" or kept:
+                yield _channel(source, made, "hands this process's descriptors to another")
     for literal, text in source.strings():
         if not isinstance(source.parents.get(literal), ast.Expr):
             found = CHANNEL.search(text)
@@ -274,10 +281,27 @@ def reaches_sandbox_channels(source: Source) -> Iterator[Hit]:
 
 
 def _is_int(source: Source, node: ast.AST) -> bool:
-    """A descriptor number: an int literal, or a name bound to one."""
+    """A descriptor number: an int literal, a name bound to one, or a number computed (`int(...)`,
+    arithmetic, a `.fileno()`): never a path, which is a string."""
     if isinstance(node, ast.Name) and (bound := source.bound(node)) is not None:
         node = bound
-    return isinstance(node, ast.Constant) and isinstance(node.value, int)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _is_int(source, node.operand)
+    if isinstance(node, ast.BinOp):  # `+` joins strings too: a number only if a side is one
+        if isinstance(node.op, ast.Add | ast.Mod):
+            return _is_int(source, node.left) or _is_int(source, node.right)
+        return not isinstance(node.op, ast.Div)
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return called in ("int", "fileno", "len", "abs", "max", "min")
+    return False
+
+
+def _is_true(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _channel(source: Source, node: ast.AST, what: str) -> Hit:

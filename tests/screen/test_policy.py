@@ -560,7 +560,7 @@ def test_strictness_levels(tmp_path: Path, name: str) -> None:
 
 def test_lenient_and_strict_rule_sets() -> None:
     lenient = {"adds-skip", "exits-early", "adds-pytest-hook", "patches-builtins"}
-    lenient |= {"detects-test-runner", "reads-tests"}
+    lenient |= {"detects-test-runner", "reads-tests", "hides-code"}
     assert lenient == policy.LENIENT
     strict = {"overrides-eq", "swallows-errors", "silences-gate", "special-cases-test"}
     strict |= {"runs-dynamic-code", "reaches-pytest-internals", "hooks-the-interpreter"}
