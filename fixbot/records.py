@@ -73,6 +73,28 @@ class CheckRun(TypedDict):
     selected: NotRequired[int]  # failing first: the tests it was restricted to, by node id
 
 
+class PluginRecord(TypedDict):
+    """One pytest plugin of the checks' environment (a distribution with pytest11 entry
+    points): loaded with `-p NAME` for each of its names."""
+
+    dist: str
+    version: str
+    names: list[str]  # its entry points' names
+    modules: list[str]  # the top-level modules they load
+
+
+class EnvironmentRecord(TypedDict):
+    """The environment the checks ran in (checks/prepare): the project's own (built by its
+    setup_command) or the shared one (no setup_command), and the pytest and plugins in it."""
+
+    kind: str  # "project", "shared", or "none" (no check that runs code)
+    python: str  # the interpreter's version
+    pytest: str  # pytest's version there ("" when it has none)
+    pytest_from: str  # "the setup_command", or what fixbot installed and why
+    plugins: list[PluginRecord]
+    shadowed: NotRequired[list[str]]  # baseline: modules the tests imported from outside it
+
+
 class CheckResult(TypedDict):
     status: CheckStatus
     exit_code: int
@@ -92,6 +114,10 @@ class CheckResult(TypedDict):
     # A baseline's only: test -> why it is outside the pass definition (flaky at baseline, or
     # broken by the environment); see checks/classify.py.
     quarantined: NotRequired[dict[str, str]]
+    environment: NotRequired[EnvironmentRecord]  # what the checks ran in
+    # The pytest runs': top-level module -> the file it was imported from, as the test process
+    # saw it (the standard library's left out), for the baseline's shadowing check.
+    imports: NotRequired[dict[str, str]]
 
 
 def failing_tests(result: CheckResult) -> list[str]:

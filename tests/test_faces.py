@@ -37,6 +37,9 @@ FACES: dict[str, set[str]] = {
     },
     "fixbot.checks.prepare": {
         "IndexSettings",
+        "PYTEST_PIN",
+        "checks_environment",
+        "environment_record",
         "index_settings",
         "lay_generated",
         "plugin_options",

@@ -29,7 +29,13 @@ from typing import Literal
 
 from fixbot.checks.gates import BadTestCommand
 from fixbot.checks.part import Part, aggregate
-from fixbot.checks.prepare import IndexSettings, lay_generated, plugin_options, prepared_environment
+from fixbot.checks.prepare import (
+    IndexSettings,
+    checks_environment,
+    environment_record,
+    lay_generated,
+    plugin_options,
+)
 from fixbot.checks.selection import Selection, failing_first
 from fixbot.checks.suite import ordered, run_suite
 from fixbot.checks.verdict import reproduced
@@ -101,8 +107,8 @@ def run_trial(
     `index`: the host's package-index settings, for the prepare step.
     """
     setup, limits = config.setup_commands, setup_limits(config)
-    prepared = prepared_environment(sandbox, snapshot, setup, limits, index)
     checks = checks_of(config)
+    prepared = checks_environment(sandbox, snapshot, setup, checks, limits, index)
     selection: Selection = {}
     if baseline is not None and mode != "full":
         selection = failing_first(baseline, checks, lambda rel: _is_file(snapshot.tree, rel))
@@ -112,10 +118,13 @@ def run_trial(
         try:
             if baseline is None or not selection:
                 parts, tampered = trial.run()
-                return aggregate(parts), tampered
-            if mode == "first":
-                return trial.first(baseline, selection)
-            return trial.rerun(selection)
+                result = aggregate(parts)
+            elif mode == "first":
+                result, tampered = trial.first(baseline, selection)
+            else:
+                result, tampered = trial.rerun(selection)
+            result["environment"] = environment_record(prepared)
+            return result, tampered
         except SandboxFailed as exc:
             failures.append(str(exc))
     raise SandboxFailed(f"the sandbox failed {INFRA_ATTEMPTS} times in a row; last: {failures[-1]}")

@@ -30,6 +30,7 @@ as a unix socket in a mounted folder instead.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,9 +59,16 @@ BASE_ENV: Mapping[str, str] = {
 }
 
 
+SYSTEM_BIN = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
 def prepared_env(path: str) -> dict[str, str]:
-    """PATH and VIRTUAL_ENV for a command that runs with the prepared environment."""
-    return {"PATH": f"{PREPARED}/bin:{path}", "VIRTUAL_ENV": PREPARED}
+    """PATH and VIRTUAL_ENV for a command that runs in the prepared environment: its bin first,
+    and fixbot's own bin not at all (a `pytest` there is fixbot's, never the project's), unless
+    fixbot runs from the system's own folders."""
+    own = str(Path(sys.executable).parent)
+    kept = [d for d in path.split(":") if d and (d != own or d in SYSTEM_BIN)]
+    return {"PATH": ":".join([f"{PREPARED}/bin", *kept]), "VIRTUAL_ENV": PREPARED}
 
 
 @dataclass(frozen=True)
