@@ -27,6 +27,12 @@ class CaseResult(TypedDict):
     # pytest's own id (tests/test_x.py::TestA::test_b[1]), exact and accepted back by pytest;
     # results are keyed by the JUnit-style id (tests.test_x.TestA::test_b[1]) for now
     nodeid: NotRequired[str]
+    # A failing pytest test's: the phase that decided it, the files of its traceback's frames
+    # (outermost first, the exception's causes before it; "..." where some were left out), and
+    # whether what was raised is a test's own verdict (an AssertionError, pytest.fail).
+    phase: NotRequired[str]
+    frames: NotRequired[list[str]]
+    assertion: NotRequired[bool]
 
 
 class Finding(TypedDict):

@@ -21,6 +21,7 @@ FACES: dict[str, set[str]] = {
         "as_rerun",
         "classify",
         "generated_paths",
+        "imports_checked",
         "index_settings",
         "limits_for",
         "network_probe",

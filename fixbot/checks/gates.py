@@ -85,8 +85,9 @@ class Contained(Protocol):
 
 
 # What a pytest run adds to the whole run's result: why it was tampered with, the test a
-# timeout caught running, the tests that hung, the canaries' outcomes (see records.CheckResult).
-HARNESS_KEYS = ("tampering", "running", "hung", "canaries")
+# timeout caught running, the tests that hung, the canaries' outcomes, where its modules came
+# from (see records.CheckResult).
+HARNESS_KEYS = ("tampering", "running", "hung", "canaries", "imports")
 
 
 def pytest_part(
@@ -150,6 +151,8 @@ def pytest_result(argv: list[str], run: TestRun) -> CheckResult:
         result["running"] = run.running
     if run.hung:
         result["hung"] = run.hung
+    if run.imports:
+        result["imports"] = run.imports
     return result
 
 

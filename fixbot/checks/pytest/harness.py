@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -131,6 +131,7 @@ class TestRun:
     runs: list[Completed]
     canaries: dict[str, str]  # role -> reported outcome, for the evidence
     channel_bytes: int = 0  # what came over the channel, every run together
+    imports: dict[str, str] = field(default_factory=dict)  # the last run's: module -> file
 
 
 def _hung_result(one: OneRun, nodeid: str, test_timeout: float, grace: float) -> CaseResult:
@@ -254,6 +255,7 @@ def run_pytest(
         runs=[one.completed for one in runs],
         canaries=canaries,
         channel_bytes=sum(one.report.channel_bytes for one in runs),
+        imports=last.report.imports,
     )
 
 
