@@ -56,6 +56,7 @@ CheckStatus = Literal[
     "tampered",  # the report disagreed with pytest's own tallies, exit status or canaries
     "failed",  # one check (not a test run) ran and failed: findings, or a non-zero exit
     "error",  # one check could not run or be read: its tool missing, its output unreadable
+    "process_limit",  # the sandbox's process cap was hit and held: ended at once (a fork bomb)
 ]
 # The statuses under which per-test outcomes can be trusted and compared. A whole result is
 # `tests_failed` when any of its checks failed (whatever its kind), `passed` when none did.

@@ -219,6 +219,7 @@ FACES: dict[str, set[str]] = {
         "can_mount",
         "choose",
         "evacuate_root",
+        "hit_process_cap",
         "python_prefixes",
         "sdk_version",
         "unreadable_toolchain",

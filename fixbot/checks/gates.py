@@ -32,7 +32,7 @@ from fixbot.records import (
     CheckStatus,
     TestOutcome,
 )
-from fixbot.sandbox import Limits
+from fixbot.sandbox import Limits, hit_process_cap
 
 _PYTEST_OPTIONS = (
     "-p",
@@ -193,6 +193,8 @@ def command_status(run: Completed) -> CheckStatus:
     """One word for how a command that is not pytest ended."""
     if run.timed_out:
         return "timeout"
+    if hit_process_cap(run.output):
+        return "process_limit"
     if out_of_memory(run):
         return "memory_exceeded"
     if run.returncode == 127:

@@ -200,12 +200,13 @@ def _is_file(tree: Path, rel: str) -> bool:
 
 
 def _readable(part: Part, selection: Selection) -> bool:
-    """A narrowed pytest run that ran to its end with every node id it was given (a timeout or
-    a memory kill counts: the code was run, and it is the code's); any run of a whole check."""
+    """A narrowed pytest run that ran to its end with every node id it was given (a timeout, a
+    memory kill or the process cap counts: the code was run, and it is the code's); any run of
+    a whole check."""
     if part.whole:
         return True
     status = part.run["status"]
-    if status in ("timeout", "memory_exceeded"):
+    if status in ("timeout", "memory_exceeded", "process_limit"):
         return True
     return status in COMPLETED and len(part.tests) >= len(selection[part.run["name"]])
 

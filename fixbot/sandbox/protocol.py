@@ -85,6 +85,17 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"  # appended to a run the memory cap killed in
+# Appended to a run ended because its process cap kept refusing new processes (a fork bomb).
+PROCESS_CAP_MARK = "[fixbot: the process cap was hit and held"
+
+
+def process_cap_note(pids: int) -> str:
+    return f"\n{PROCESS_CAP_MARK} ({pids} processes): the run was ended]\n"
+
+
+def hit_process_cap(output: str) -> bool:
+    """Whether a run was ended for holding its process cap (its output's last line says so)."""
+    return PROCESS_CAP_MARK in output[-200:]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from fixbot.checks.pytest.events import HUNG_EXIT, ChannelReport, canary_ids, pa
 from fixbot.commands import DEFAULT_TEST_TIMEOUT
 from fixbot.proc import Completed
 from fixbot.records import DETAIL_CAP, FAILING, CaseResult, CheckStatus
-from fixbot.sandbox import RunSpec, Sandbox
+from fixbot.sandbox import RunSpec, Sandbox, hit_process_cap
 
 # DEFAULT_TEST_TIMEOUT (60, checks[].test_timeout_seconds' default): seconds per phase (setup,
 # call, teardown) of one test when the caller names none; 0 turns the per-test timeout off.
@@ -174,6 +174,8 @@ def decide(one: OneRun, hung: Mapping[str, CaseResult]) -> tuple[CheckStatus, li
     problems = list(one.problems)
     if run.timed_out:
         return ("tampered" if problems else "timeout"), problems
+    if hit_process_cap(run.output):  # ended at once: a fork bomb
+        return "process_limit", problems
     if out_of_memory(run):
         return "memory_exceeded", problems
     if run.returncode == 127 or "No module named pytest" in run.output[:2000]:
