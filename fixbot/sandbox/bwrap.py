@@ -30,8 +30,9 @@ from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
 from fixbot.sandbox import seccomp
 from fixbot.sandbox.bwrap_argv import Confinement, drop, open_parents, overlay, prefix, rlimits
+from fixbot.sandbox.capwatch import held_cap
 from fixbot.sandbox.cgroup_detect import detect
-from fixbot.sandbox.cgroups import Hierarchy, NoCgroups, held_cap
+from fixbot.sandbox.cgroups import Hierarchy, NoCgroups
 from fixbot.sandbox.host import NOBODY, give_to, hand_over, readonly_sources, share
 from fixbot.sandbox.protocol import (
     DEFAULT_LIMITS,
@@ -264,19 +265,13 @@ class BwrapSandbox:
             args += drop(user.uid, user.gid) if self.privileged else []
             args += [*rlimits(limits, per_process_caps=group is None), *argv]
             fds = [status.fileno(), *([] if seccomp_fd is None else [seccomp_fd]), *plan.fds]
-            # The group kill after the timeout reaches bwrap; --die-with-parent, the pid
-            # namespace and the cgroup's kill take the rest down with it. A process cap that
-            # keeps refusing (a fork bomb) ends the run at once, by the same kill.
+            # The group kill after the timeout (or a held process cap) reaches bwrap;
+            # --die-with-parent, the pid namespace and the cgroup's kill take the rest down.
+            # Not even bwrap gets fixbot's environment: as an ordinary user, the sandbox's pid
+            # 1 is bwrap itself, and /proc/1/environ would show it.
             with held_cap(group) as cap:
-                result = proc.run(
-                    args,
-                    timeout=limits.timeout_seconds,
-                    output_cap=limits.output_bytes,
-                    pass_fds=fds,
-                    # Not even bwrap gets fixbot's environment: as an ordinary user, the
-                    # sandbox's pid 1 is bwrap itself, and /proc/1/environ would show it.
-                    env={},
-                )
+                limit, cap_bytes = limits.timeout_seconds, limits.output_bytes
+                result = proc.run(args, timeout=limit, output_cap=cap_bytes, pass_fds=fds, env={})
             status.seek(0)
             started = b'"exit-code"' in status.read()
             killed_for_memory = group is not None and group.oom_kills() > 0

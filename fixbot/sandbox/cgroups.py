@@ -12,9 +12,8 @@ left in it is killed (cgroup.kill, else SIGKILL over cgroup.procs until it is em
 bounds a fork bomb) and the cgroup removed. The cgroups are named after their owner (pid and
 start time), so a crashed fixbot's are reaped by the next one.
 
-While a run goes on, `held_cap` reads its pids.events: a cap that keeps refusing new processes
-for HELD_SECONDS (a fork bomb, which pids.max holds but never stops) ends the run at once,
-instead of at its timeout; a burst that hits the cap and subsides does not.
+While a run goes on, capwatch.held_cap reads its pids.events (processes_refused) and ends a run
+whose cap keeps refusing: a fork bomb, which pids.max holds but never stops.
 """
 
 from __future__ import annotations
@@ -38,8 +37,6 @@ _PREFIX = "fixbot-"
 # $1...: cgroup.procs files (fixbot's own paths), then "--", then the sandbox's command line.
 ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 _SETTLE_SECONDS = 10.0
-HELD_SECONDS = 1.0  # the process cap refusing forks this long ends the run
-_POLL_SECONDS = 0.1
 
 
 def write(path: Path, value: str) -> None:
@@ -150,51 +147,6 @@ class Cgroup:
     def remove(self) -> None:
         for folder in self.folders:
             _rmdir(folder)
-
-
-class CapWatch:
-    """Watches one run's cgroup from a thread: when its process cap has refused new processes
-    for HELD_SECONDS on end, everything in it is killed and `ended` says so."""
-
-    def __init__(self, group: Cgroup, held: float = HELD_SECONDS) -> None:
-        self.group = group
-        self.held = held
-        self.ended = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def _watch(self) -> None:
-        first = 0.0
-        seen = self.group.processes_refused()
-        while not self._stop.wait(_POLL_SECONDS):
-            now, count = time.monotonic(), self.group.processes_refused()
-            if count == seen:
-                first = 0.0  # the burst subsided
-                continue
-            seen, first = count, first or now
-            if now - first >= self.held:
-                self.ended = True
-                with contextlib.suppress(SandboxFailed, OSError):
-                    self.group.kill()
-                return
-
-    def __enter__(self) -> CapWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-@contextlib.contextmanager
-def held_cap(group: Cgroup | None, held: float = HELD_SECONDS) -> Iterator[CapWatch | None]:
-    """A CapWatch over the run's cgroup while the block runs (None without a cgroup)."""
-    if group is None:
-        yield None
-        return
-    with CapWatch(group, held) as watch:
-        yield watch
 
 
 class Hierarchy:
