@@ -38,6 +38,7 @@ FACES: dict[str, set[str]] = {
     },
     "fixbot.checks.prepare": {
         "IndexSettings",
+        "PINNED",
         "PYTEST_PIN",
         "checks_environment",
         "environment_record",
@@ -46,6 +47,8 @@ FACES: dict[str, set[str]] = {
         "plugin_options",
         "prepared_environment",
         "prune_environments",
+        "shared_built",
+        "shared_environment",
     },
     "fixbot.checks.pytest": {
         "Launcher",

@@ -9,6 +9,7 @@ for the checks (generated.py), and what the environment holds, read as data: its
 
 from __future__ import annotations
 
+from fixbot.checks.prepare.base import shared_built, shared_environment
 from fixbot.checks.prepare.environment import (
     checks_environment,
     environment_record,
@@ -17,10 +18,11 @@ from fixbot.checks.prepare.environment import (
 )
 from fixbot.checks.prepare.generated import lay_generated
 from fixbot.checks.prepare.index import IndexSettings, index_settings
-from fixbot.checks.prepare.pins import PYTEST_PIN
+from fixbot.checks.prepare.pins import PINNED, PYTEST_PIN
 from fixbot.checks.prepare.plugins import plugin_options
 
 __all__ = [
+    "PINNED",
     "PYTEST_PIN",
     "IndexSettings",
     "checks_environment",
@@ -30,4 +32,6 @@ __all__ = [
     "plugin_options",
     "prepared_environment",
     "prune_environments",
+    "shared_built",
+    "shared_environment",
 ]

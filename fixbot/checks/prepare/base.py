@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fixbot.checks.prepare.cache import cached, copy_into
+from fixbot.checks.prepare.cache import cached, complete, copy_into
 from fixbot.checks.prepare.index import IndexSettings
 from fixbot.checks.prepare.pins import Wanted
 from fixbot.checks.prepare.site import INSTALLED_BY_FIXBOT, distribution
@@ -106,16 +106,26 @@ def shared_environment(
     )
 
 
+def shared_built(sandbox: Sandbox, index: IndexSettings, pytest: Wanted) -> Path | None:
+    """The shared environment with this pytest when it is built here, else None (nothing is
+    built: `fixbot doctor` asks)."""
+    env = cache_folder(index) / _key(sandbox, pytest.requirement)
+    found = complete(env, env.name) and distribution(env, "pytest") is not None
+    return env if found and _is_venv(env) else None
+
+
 def _is_venv(env: Path) -> bool:
     """What a backend that runs nothing (a test's) leaves is no virtualenv: never reused."""
     return (env / "pyvenv.cfg").is_file() and os.path.lexists(env / "bin" / "python")
 
 
 def _key(sandbox: Sandbox, requirement: str) -> str:
-    """The Python that makes it (fixbot's own, or a user-named image's) and the requirement:
-    what goes into a shared environment. Not the backend, its containment, nor the index
-    settings (the same wheels, however they were fetched): built once per machine."""
-    python = f"{sys.executable} {sys.version}" if sandbox.host_toolchain else sandbox.describe()
+    """The Python that makes it (fixbot's own: the installation under any virtualenv it runs
+    from; or a user-named image's) and the requirement: what goes into a shared environment.
+    Not the backend, its containment, nor the index settings (the same wheels, however they
+    were fetched): built once per machine."""
+    base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    python = f"{base} {sys.version}" if sandbox.host_toolchain else sandbox.describe()
     digest = hashlib.sha256()
     for part in (FORMAT, python, requirement):
         digest.update(part.encode() + b"\0")
