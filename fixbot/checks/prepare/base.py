@@ -36,7 +36,7 @@ from fixbot.proc import Completed
 from fixbot.sandbox import PREPARED, Limits, Sandbox
 from fixbot.secrets import redact
 
-FORMAT = "fixbot-base-1"  # what a shared environment is; a new format never reuses an old one
+FORMAT = "fixbot-base-2"  # what a shared environment is; a new format never reuses an old one
 # A virtualenv as `python -m venv` makes it, but with the bundled wheels unzipped (and compiled)
 # instead of ensurepip's pip run; ensurepip itself where the Python bundles no wheels (Debian).
 VENV_SCRIPT = """\
@@ -150,8 +150,10 @@ def _with(
     why = f"install {pytest.requirement} ({pytest.says()}) from the package index"
     run_step(sandbox, pytest_argv(pytest.requirement), staging, limits, index, why)
     found = distribution(staging, "pytest")
-    if found is not None:
+    if found is not None:  # a setup_command that installs its own pytest removes it (RECORD)
         (found / INSTALLED_BY_FIXBOT).write_text(f"{pytest.requirement}\n{pytest.says()}\n")
+        with open(found / "RECORD", "a") as record:
+            record.write(f"{found.name}/{INSTALLED_BY_FIXBOT},,\n")
     return {"kind": "shared", "pytest": pytest.requirement, "asked": pytest.says()}
 
 

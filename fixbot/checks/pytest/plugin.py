@@ -432,8 +432,10 @@ _raised: dict[tuple[str, str], tuple[list[str], bool]] = {}  # (node id, phase) 
 
 def _imported() -> dict[str, str]:
     """Top-level module -> the file it was imported from (a namespace package: its first
-    folder), the standard library's and this plugin's left out."""
-    found: dict[str, str] = {}
+    folder), the standard library's and this plugin's left out; past the cap, those from the
+    environment itself go first (what lies elsewhere is what the checks look for)."""
+    found: list[tuple[bool, str, str]] = []
+    own = os.path.realpath(sys.prefix) + os.sep
     for name, module in list(sys.modules.items()):
         if "." in name or module is None or name == __name__:
             continue
@@ -443,10 +445,9 @@ def _imported() -> dict[str, str]:
         real = os.path.realpath(where)
         if real.startswith(_STDLIB) and os.sep + "site-packages" + os.sep not in real:
             continue
-        found[name[:100]] = real[:300]
-        if len(found) >= IMPORTS_CAP:
-            break
-    return found
+        found.append((real.startswith(own), name[:100], real[:300]))
+    found.sort(key=lambda entry: entry[0])  # stable: import order within each group
+    return {name: path for _, name, path in found[:IMPORTS_CAP]}
 
 
 def _origin(module: types.ModuleType) -> str | None:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from fixbot.checks import index_settings, run_trial
-from fixbot.checks.prepare import PYTEST_PIN
+from fixbot.checks.prepare import PINNED, PYTEST_PIN, environment_record, prepared_environment
 from fixbot.config import Config, Gates
-from fixbot.sandbox import BwrapSandbox
+from fixbot.sandbox import BwrapSandbox, Limits
 from fixbot.snapshot import Snapshot, pin_commit, take_snapshot
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
@@ -292,3 +292,24 @@ def test_a_plugin_fixture_error_from_site_packages_is_quarantined_not_demanded_o
     case = evidence["baseline"]["tests"]["tests.test_clock::test_the_clock"]
     assert case["phase"] == "setup"
     assert case["frames"][-1].endswith("/site-packages/strict_plugin.py")
+
+
+def test_a_setup_command_that_replaces_the_pytest_leaves_nothing_of_fixbots(
+    tmp_path: Path,
+) -> None:
+    """What fixbot wrote into its pytest's dist-info is in its RECORD: pip removes it with the
+    distribution (a project that installs its own pytest first uninstalls that one)."""
+    repo = make_repo(tmp_path / "repo")
+    snapshot = snapshot_of(repo, tmp_path / "work")
+    env = prepared_environment(
+        BwrapSandbox(),
+        snapshot,
+        "python -m pip uninstall -y pytest",
+        Limits(timeout_seconds=300),
+        index_settings(os.environ),
+        pytest=PINNED,
+    )
+    assert env is not None
+    (site,) = env.glob("lib/python*/site-packages")
+    assert not list(site.glob("pytest-*.dist-info")), sorted(p.name for p in site.iterdir())
+    assert environment_record(env)["pytest"] == ""
