@@ -41,7 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fixbot.checks.prepare.base import run_step, shared_environment, whole_tail
+from fixbot.checks.prepare.base import run_step, shared_environment
 from fixbot.checks.prepare.cache import cached, copy_into, prune, record_of, remove
 from fixbot.checks.prepare.generated import TREE, keep_generated
 from fixbot.checks.prepare.index import IndexSettings
@@ -54,8 +54,6 @@ from fixbot.paths import StateDir
 from fixbot.records import EnvironmentRecord
 from fixbot.sandbox import Limits, Sandbox
 from fixbot.snapshot import Snapshot, fresh_copy
-
-__all__ = ["whole_tail"]  # the failure report's tail, kept here for its callers
 
 FORMAT = "fixbot-env-4"  # what a cached environment is; a new format never reuses an old one
 CODE_KINDS = frozenset({"pytest", "unittest", "command"})  # the checks that run the code
