@@ -114,3 +114,8 @@ def test_a_linked_requirements_file_is_not_read(tmp_path: Path) -> None:
     tree.mkdir()
     (tree / "requirements.txt").symlink_to(outside)
     assert wanted_pytest(tree) == PINNED
+
+
+def test_the_docs_name_the_pin() -> None:
+    checks = Path(__file__).resolve().parents[3] / "docs" / "checks.md"
+    assert f"`{PYTEST_PIN}`" in checks.read_text()
