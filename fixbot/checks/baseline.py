@@ -14,9 +14,6 @@ from fixbot.errors import EnvironmentProblem
 from fixbot.records import COMPLETED, CheckResult
 from fixbot.sandbox import PREPARED, WORKSPACE, Limits, RunSpec, Sandbox, unreadable_toolchain
 
-# Root modules of a repository that are never its package: build and task scripts.
-_SCRIPTS = frozenset({"setup", "conftest", "noxfile", "fabfile", "tasks", "manage", "dodo"})
-
 _PROBE = (
     "import socket\n"
     "for host in ('1.1.1.1', '127.0.0.1'):\n"
@@ -136,15 +133,17 @@ def imports_checked(result: CheckResult, files: Sequence[str]) -> CheckResult:
 
 
 def own_packages(files: Sequence[str]) -> dict[str, str]:
-    """The top-level modules the repository holds (at its root or under src/): name -> path."""
+    """The repository's own packages (a folder with __init__.py at its root or under src/) and
+    src/ modules: name -> path. A module file at the root is left out: it may be a script or a
+    vendored copy, which the tests need not import from there."""
     found: dict[str, str] = {}
     for path in files:
         parts = path.removeprefix("src/").split("/")
         if len(parts) == 2 and parts[1] == "__init__.py" and parts[0].isidentifier():
             found.setdefault(parts[0], path.rsplit("/", 1)[0])
-        elif len(parts) == 1 and parts[0].endswith(".py"):
+        elif path.startswith("src/") and len(parts) == 1 and parts[0].endswith(".py"):
             name = parts[0].removesuffix(".py")
-            if name.isidentifier() and name not in _SCRIPTS:
+            if name.isidentifier():
                 found.setdefault(name, path)
     return found
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fixbot.checks import classify, generated_paths, with_quarantine
+from fixbot.checks import classify, generated_paths, imports_checked, with_quarantine
+from fixbot.checks.baseline import own_packages
 from fixbot.checks.classify import environment_cause, raised_outside
+from fixbot.errors import EnvironmentProblem
 from fixbot.records import CaseResult, CheckResult, EnvironmentRecord, PluginRecord
 
 FILES = ["calc.py", "pkg/__init__.py", "pkg/util.py", "tests/test_calc.py"]
@@ -342,3 +344,46 @@ def test_a_plugin_fixture_error_is_quarantined_beside_a_code_failure_naming_the_
     alone["environment"] = baseline["environment"]
     escalated = classify([alone, alone], FILES)
     assert escalated.kind == "environment" and "pytest_benchmark 5.2.3" in escalated.reason
+
+
+# --- the baseline's imports (checks/baseline.py) -------------------------------------------
+
+
+def test_the_projects_own_packages_are_its_folders_with_an_init_and_its_src_modules() -> None:
+    files = [
+        "setup.py",
+        "six.py",  # a vendored copy at the root: not the project's package
+        "pkg/__init__.py",
+        "pkg/sub/__init__.py",
+        "src/other/__init__.py",
+        "src/single.py",
+        "tests/__init__.py",
+        "docs/conf.py",
+    ]
+    assert own_packages(files) == {
+        "pkg": "pkg",
+        "other": "src/other",
+        "single": "src/single.py",
+        "tests": "tests",
+    }
+
+
+def test_imports_from_outside_are_named_and_the_project_from_elsewhere_is_refused() -> None:
+    base = run(a=BUG)
+    base["environment"] = EnvironmentRecord(
+        kind="shared", python="3.11.7", pytest="9.0.3", pytest_from="", plugins=[]
+    )
+    base["imports"] = {
+        "pkg": "/workspace/pkg/__init__.py",
+        "pytest": "/fixbot-env/lib/python3.11/site-packages/pytest/__init__.py",
+        "yaml": "/usr/lib/python3/dist-packages/yaml/__init__.py",
+    }
+    checked = imports_checked(base, FILES)
+    assert checked["environment"]["shadowed"] == [
+        "yaml: /usr/lib/python3/dist-packages/yaml/__init__.py"
+    ]
+    base["imports"]["pkg"] = "/fixbot-env/lib/python3.11/site-packages/pkg/__init__.py"
+    with pytest.raises(
+        EnvironmentProblem, match=r"'pkg' from /fixbot-env/.*the repository has pkg"
+    ):
+        imports_checked(base, FILES)
