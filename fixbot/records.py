@@ -27,6 +27,12 @@ class CaseResult(TypedDict):
     # pytest's own id (tests/test_x.py::TestA::test_b[1]), exact and accepted back by pytest;
     # results are keyed by the JUnit-style id (tests.test_x.TestA::test_b[1]) for now
     nodeid: NotRequired[str]
+    # A failing pytest test's: the phase that decided it, the files of its traceback's frames
+    # (outermost first, the exception's causes before it; "..." where some were left out), and
+    # whether what was raised is a test's own verdict (an AssertionError, pytest.fail).
+    phase: NotRequired[str]
+    frames: NotRequired[list[str]]
+    assertion: NotRequired[bool]
 
 
 class Finding(TypedDict):
@@ -50,6 +56,7 @@ CheckStatus = Literal[
     "tampered",  # the report disagreed with pytest's own tallies, exit status or canaries
     "failed",  # one check (not a test run) ran and failed: findings, or a non-zero exit
     "error",  # one check could not run or be read: its tool missing, its output unreadable
+    "process_limit",  # the sandbox's process cap was hit and held: ended at once (a fork bomb)
 ]
 # The statuses under which per-test outcomes can be trusted and compared. A whole result is
 # `tests_failed` when any of its checks failed (whatever its kind), `passed` when none did.
@@ -74,6 +81,28 @@ class CheckRun(TypedDict):
     # A pytest run's: where pytest found its configuration, [rootdir, ini file or ""], as the
     # sandbox saw them; later runs of the check are pinned to the baseline's (gates.py).
     configured: NotRequired[list[str]]
+
+
+class PluginRecord(TypedDict):
+    """One pytest plugin of the checks' environment (a distribution with pytest11 entry
+    points): loaded with `-p NAME` for each of its names."""
+
+    dist: str
+    version: str
+    names: list[str]  # its entry points' names
+    modules: list[str]  # the top-level modules they load
+
+
+class EnvironmentRecord(TypedDict):
+    """The environment the checks ran in (checks/prepare): the project's own (built by its
+    setup_command) or the shared one (no setup_command), and the pytest and plugins in it."""
+
+    kind: str  # "project", "shared", or "none" (no check that runs code)
+    python: str  # the interpreter's version
+    pytest: str  # pytest's version there ("" when it has none)
+    pytest_from: str  # "the setup_command", or what fixbot installed and why
+    plugins: list[PluginRecord]
+    shadowed: NotRequired[list[str]]  # baseline: modules the tests imported from outside it
 
 
 class CheckResult(TypedDict):
@@ -101,6 +130,10 @@ class CheckResult(TypedDict):
     # A baseline's only: test -> why it is outside the pass definition (flaky at baseline, or
     # broken by the environment); see checks/classify.py.
     quarantined: NotRequired[dict[str, str]]
+    environment: NotRequired[EnvironmentRecord]  # what the checks ran in
+    # The pytest runs': top-level module -> the file it was imported from, as the test process
+    # saw it (the standard library's left out), for the baseline's shadowing check.
+    imports: NotRequired[dict[str, str]]
 
 
 def failing_tests(result: CheckResult) -> list[str]:

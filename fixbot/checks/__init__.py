@@ -18,6 +18,7 @@ problems          the pass definition: why an attempt is not a pass ([] when it 
 reproduced        why a re-run of the failing checks and tests does not show them passing
 classify          flaky / environment / code, from the baseline's runs, and the quarantine
 require_completed a baseline that did not run properly is the environment's problem
+imports_checked   the tests import the project from the repository, the rest from its environment
 ruff_diff         zero-token fixes: ruff's own, when a failing check is a ruff check
 index_settings    the host's package-index settings the prepare step inherits
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from fixbot.checks.autofix import MODEL as AUTOFIX_MODEL
 from fixbot.checks.autofix import ruff_diff, ruff_failing
-from fixbot.checks.baseline import network_probe, require_completed
+from fixbot.checks.baseline import imports_checked, network_probe, require_completed
 from fixbot.checks.classify import classify, generated_paths, with_quarantine
 from fixbot.checks.prepare import IndexSettings, index_settings, prune_environments
 from fixbot.checks.selection import as_rerun
@@ -40,6 +41,7 @@ __all__ = [
     "as_rerun",
     "classify",
     "generated_paths",
+    "imports_checked",
     "index_settings",
     "limits_for",
     "network_probe",

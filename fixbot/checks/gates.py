@@ -32,7 +32,7 @@ from fixbot.records import (
     CheckStatus,
     TestOutcome,
 )
-from fixbot.sandbox import Limits
+from fixbot.sandbox import Limits, hit_process_cap
 
 _PYTEST_OPTIONS = (
     "-p",
@@ -102,8 +102,9 @@ class Contained(Protocol):
 
 
 # What a pytest run adds to the whole run's result: why it was tampered with, the test a
-# timeout caught running, the tests that hung, the canaries' outcomes (see records.CheckResult).
-HARNESS_KEYS = ("tampering", "running", "hung", "canaries", "cut_short")
+# timeout caught running, the tests that hung, the canaries' outcomes, where its modules came
+# from (see records.CheckResult).
+HARNESS_KEYS = ("tampering", "running", "hung", "canaries", "cut_short", "imports")
 
 
 def pytest_part(
@@ -174,6 +175,8 @@ def pytest_result(argv: list[str], run: TestRun) -> CheckResult:
         result["hung"] = run.hung
     if run.cut_short:
         result["cut_short"] = run.cut_short
+    if run.imports:
+        result["imports"] = run.imports
     return result
 
 
@@ -214,6 +217,8 @@ def command_status(run: Completed) -> CheckStatus:
     """One word for how a command that is not pytest ended."""
     if run.timed_out:
         return "timeout"
+    if hit_process_cap(run.output):
+        return "process_limit"
     if out_of_memory(run):
         return "memory_exceeded"
     if run.returncode == 127:

@@ -137,8 +137,9 @@ def aggregate(parts: Sequence[Part], *, partial: bool = False) -> CheckResult:
 
 def _carry_harness(result: CheckResult, parts: Sequence[Part]) -> None:
     """What the pytest runs said beyond their tests, on the whole result: every named
-    disagreement, the test a timeout caught running (the first), the tests that hung, and the
-    canaries' outcomes (by role; by check and role when more than one pytest check ran)."""
+    disagreement, the test a timeout caught running (the first), the tests that hung, the
+    canaries' outcomes (by role; by check and role when more than one pytest check ran), and
+    where their modules came from."""
     tested = [p for p in parts if p.harness]
     tampering = [t for p in tested for t in p.harness.get("tampering", [])]
     if tampering:
@@ -159,6 +160,9 @@ def _carry_harness(result: CheckResult, parts: Sequence[Part]) -> None:
             canaries[key] = outcome
     if canaries:
         result["canaries"] = canaries
+    imports = {k: v for p in tested for k, v in p.harness.get("imports", {}).items()}
+    if imports:
+        result["imports"] = imports
 
 
 def _told(parts: Sequence[Part], unfinished: Sequence[Part]) -> Part | None:

@@ -12,7 +12,9 @@ stand in for a finding check. The kinds:
     unittest      per test (unittests.py)
     ruff, ruff-format, mypy
                   per finding (findings.py), run by fixbot from its own environment
-    command       by exit status and output tail (gates.command_part)
+    command       by exit status and output tail (gates.command_part); a legacy test command
+                  that is ruff or mypy runs on fixbot's own Python, as those checks do (the
+                  project's environment need not have them)
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from fixbot.checks.pytest import SandboxLauncher
 from fixbot.checks.selection import Selection
 from fixbot.checks.tools import interpreter, report_file, tool_argv
 from fixbot.checks.unittests import read_unittest, unittest_argv
-from fixbot.commands import DEFAULT_TEST_TIMEOUT, CheckSpec, legacy_checks
+from fixbot.commands import DEFAULT_TEST_TIMEOUT, CheckSpec, legacy_checks, tool_arguments
 from fixbot.proc import Completed
 from fixbot.records import CheckResult
 from fixbot.sandbox import OUTPUTS, Limits, RunSpec, Sandbox
@@ -75,14 +77,22 @@ def run_suite(
 
     try:
 
-        def run_spec(env: dict[str, str] | None = None, output_bytes: int = 0) -> RunSpec:
+        def run_spec(
+            env: dict[str, str] | None = None, output_bytes: int = 0, own: bool = False
+        ) -> RunSpec:
             room = replace(limits, output_bytes=max(limits.output_bytes, output_bytes))
-            return RunSpec(workspace, outputs, lower, prepared, list(readonly), room, env)
+            env_dir = None if own else prepared
+            return RunSpec(workspace, outputs, lower, env_dir, list(readonly), room, env)
 
         def contained(
             argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
         ) -> Completed:
             return sandbox.run(argv, run_spec(env, output_bytes))
+
+        def on_fixbots(
+            argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
+        ) -> Completed:
+            return sandbox.run(argv, run_spec(env, output_bytes, own=True))
 
         python = interpreter(sandbox.host_toolchain)
         parts = []
@@ -107,7 +117,8 @@ def run_suite(
                 done = contained(argv)
                 parts.append(read_unittest(spec, done, shlex.join(argv), limits.output_bytes))
             else:
-                parts.append(command_part(spec, contained, limits))
+                tool = bool(tool_arguments(spec.argv))  # a legacy `ruff check .`, `mypy src`
+                parts.append(command_part(spec, on_fixbots if tool else contained, limits))
         return parts
     finally:
         shutil.rmtree(outputs, ignore_errors=True)

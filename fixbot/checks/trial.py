@@ -31,7 +31,13 @@ from typing import Literal
 
 from fixbot.checks.gates import BadTestCommand, config_pin
 from fixbot.checks.part import Part, aggregate
-from fixbot.checks.prepare import IndexSettings, lay_generated, plugin_options, prepared_environment
+from fixbot.checks.prepare import (
+    IndexSettings,
+    checks_environment,
+    environment_record,
+    lay_generated,
+    plugin_options,
+)
 from fixbot.checks.rejudge import (
     GRACE,
     JUDGE_MOUNT,
@@ -114,8 +120,8 @@ def run_trial(
     `index`: the host's package-index settings, for the prepare step.
     """
     setup, limits = config.setup_commands, setup_limits(config)
-    prepared = prepared_environment(sandbox, snapshot, setup, limits, index)
     checks = checks_of(config)
+    prepared = checks_environment(sandbox, snapshot, setup, checks, limits, index)
     selection: Selection = {}
     if baseline is not None and mode != "full":
         selection = failing_first(baseline, checks, lambda rel: _is_file(snapshot.tree, rel))
@@ -127,10 +133,13 @@ def run_trial(
             if baseline is None or not selection:
                 parts, tampered = trial.run()
                 whole = aggregate(parts)
-                return (trial.judged(baseline, whole) if baseline is not None else whole), tampered
-            if mode == "first":
-                return trial.first(baseline, selection)
-            return trial.rerun(selection)
+                result = trial.judged(baseline, whole) if baseline is not None else whole
+            elif mode == "first":
+                result, tampered = trial.first(baseline, selection)
+            else:
+                result, tampered = trial.rerun(selection)
+            result["environment"] = environment_record(prepared)
+            return result, tampered
         except SandboxFailed as exc:
             failures.append(str(exc))
     raise SandboxFailed(f"the sandbox failed {INFRA_ATTEMPTS} times in a row; last: {failures[-1]}")
@@ -268,12 +277,13 @@ def _is_file(tree: Path, rel: str) -> bool:
 
 
 def _readable(part: Part, selection: Selection) -> bool:
-    """A narrowed pytest run that ran to its end with every node id it was given (a timeout or
-    a memory kill counts: the code was run, and it is the code's); any run of a whole check."""
+    """A narrowed pytest run that ran to its end with every node id it was given (a timeout, a
+    memory kill or the process cap counts: the code was run, and it is the code's); any run of
+    a whole check."""
     if part.whole:
         return True
     status = part.run["status"]
-    if status in ("timeout", "memory_exceeded"):
+    if status in ("timeout", "memory_exceeded", "process_limit"):
         return True
     return status in COMPLETED and len(part.tests) >= len(selection[part.run["name"]])
 

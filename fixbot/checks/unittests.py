@@ -24,6 +24,7 @@ from fixbot.records import (
     CheckStatus,
     TestOutcome,
 )
+from fixbot.sandbox import hit_process_cap
 
 _HEAD = re.compile(
     r"^\s*(?P<name>\S+) \((?P<dotted>[\w.]+)\)(?: \((?P<params>[^)]*)\))?(?P<rest>.*)$"
@@ -80,6 +81,8 @@ def read_unittest(spec: CheckSpec, run: Completed, command: str, output_cap: int
 def _read(run: Completed, output_cap: int) -> tuple[CheckStatus, dict[str, CaseResult], str]:
     if run.timed_out:
         return "timeout", {}, "timed out"
+    if hit_process_cap(run.output):
+        return "process_limit", {}, "ended: its process cap was hit and held (a fork bomb?)"
     if run.returncode in (137, -9):
         return "memory_exceeded", {}, "killed (memory)"
     if run.returncode == 127 or "No module named unittest" in run.output[:2000]:

@@ -88,7 +88,7 @@ def verify(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def diagnose(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     docker_env = {k: v for k, v in env.items() if k.startswith("DOCKER_")}
-    checks = doctor.diagnose(environment=docker_env)
+    checks = doctor.diagnose(environment=docker_env, index=index_settings(env))
     if args.json:
         sys.stdout.write(json.dumps([asdict(c) for c in checks]) + "\n")
     else:

@@ -14,6 +14,7 @@ from fixbot.checks import (
     as_rerun,
     classify,
     generated_paths,
+    imports_checked,
     limits_for,
     network_probe,
     reader,
@@ -41,7 +42,7 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Run every check on the untouched snapshot, reproduce its failing checks and tests, and
     classify the failure; no model call."""
     deps = runtime.context
-    first = require_completed(checks_over(deps, "")[0])
+    first = imports_checked(require_completed(checks_over(deps, "")[0]), deps.files)
     update: Update = {"baseline": first, "network_probe": network_probe(deps.sandbox)}
     if not failing_tests(first):
         return {**update, "status": "already_passing", "reason": "no failing checks or tests"}

@@ -20,6 +20,7 @@ from fixbot.sandbox.protocol import (
     Limits,
     RunSpec,
     Sandbox,
+    hit_process_cap,
 )
 from fixbot.sandbox.scratch import attempt_scratch, can_mount
 from fixbot.sandbox.select import Backend, choose
@@ -40,6 +41,7 @@ __all__ = [
     "can_mount",
     "choose",
     "evacuate_root",  # .ci/run calls it in a CI container
+    "hit_process_cap",
     "python_prefixes",
     "sdk_version",
     "unreadable_toolchain",

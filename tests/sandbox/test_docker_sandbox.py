@@ -603,6 +603,7 @@ def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
         "containment",
         "git",
         "python",
+        "environment",
         "pytest",
         "ruff",
         "mypy",

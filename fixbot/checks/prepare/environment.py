@@ -1,57 +1,62 @@
 """The prepare step: the repository's dependencies (and the project), installed by fixbot with the
-network, into an environment no commit can poison for another.
+network, into an environment of the project's own that no commit can poison for another.
+
+The checks run in an environment built only from what the project installs: a virtualenv of
+its own (no system site-packages, nothing of fixbot's on its `sys.path`), never fixbot's. It
+starts as a copy of a shared one (base.py: the virtualenv, with a pytest from the package index
+when a check is pytest, the version the project's files ask for or fixbot's pin), so that a
+project whose setup_command installs no pytest has one, and one that installs its own gets that
+one instead. A project with no setup_command runs its checks in the shared one as it is; one
+whose checks run no code (ruff, mypy only) gets none.
 
 `setup_command` (from the trusted config; one command or a list, each split into words by
 commands.setup_words, its leading VAR=value words that command's own environment, never run by a
 shell) runs over a copy of the snapshot, never over a candidate's code, in the sandbox with the
 network and the host's package-index settings (index.py), a git-metadata project's version set
-from the pinned commit (scm.py): a virtualenv at PREPARED (made first, seeing the toolchain's own
-packages) is the one place it may install into. The step runs with PYTHONSAFEPATH set, so
-`python -m venv` and `python -m pip` import the toolchain's modules, never a `venv.py` or `pip/`
-the repository carries. What the install writes into the tree is kept for the checks
-(generated.py).
+from the pinned commit (scm.py): the environment at PREPARED is the one place it may install
+into. The step runs with PYTHONSAFEPATH set, so `python -m pip` imports the environment's own
+pip, never a `pip/` the repository carries. What the install writes into the tree is kept for
+the checks (generated.py).
 
 The environment is cached under the repository's `.fixbot/envs/`, keyed by the setup commands,
-the sandbox, the Python, the package-index settings and every file of the snapshot: the install
-can run any of them (a `setup.py` that execs `_version.py`), so an environment is reused only
-for the very tree that built it, and what one commit's code left in it never reaches another's
-run. Once built it is sealed: owned by fixbot's user, writable by no one else (the sandbox's
-user, which built it, included), and mounted read-only for every check. A cached environment is
-complete or absent: built under a temporary name and renamed into place; a lock keeps two runs
-from building the same one.
+the sandbox, the Python, the package-index settings, the shared environment it started from and
+every file of the snapshot: the install can run any of them (a `setup.py` that execs
+`_version.py`), so an environment is reused only for the very tree that built it, and what one
+commit's code left in it never reaches another's run. Once built it is sealed and mounted
+read-only for every check (cache.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
+import copy
 import hashlib
 import json
 import os
 import shlex
-import shutil
 import stat
 import sys
 import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
+from fixbot.checks.prepare.base import run_step, shared_environment
+from fixbot.checks.prepare.cache import cached, copy_into, prune, record_of, remove
 from fixbot.checks.prepare.generated import TREE, keep_generated
 from fixbot.checks.prepare.index import IndexSettings
+from fixbot.checks.prepare.pins import Wanted, wanted_pytest
+from fixbot.checks.prepare.plugins import plugins
 from fixbot.checks.prepare.scm import scm_env
-from fixbot.commands import setup_words
-from fixbot.errors import SetupFailed
+from fixbot.checks.prepare.site import INSTALLED_BY_FIXBOT, distribution, version
+from fixbot.commands import CheckSpec, setup_words
 from fixbot.paths import StateDir
-from fixbot.sandbox import PREPARED, Limits, Sandbox
-from fixbot.secrets import redact
+from fixbot.records import EnvironmentRecord
+from fixbot.sandbox import Limits, Sandbox
 from fixbot.snapshot import Snapshot, fresh_copy
 
-DONE = ".fixbot-prepared"
-FORMAT = "fixbot-env-3"  # what a cached environment is; a new format never reuses an old one
-FAILURE_TAIL = 3000  # characters of a failed step's output kept, from a line's start
-TOOLCHAIN_PTH = "fixbot-toolchain.pth"
-_VENV = ["python", "-m", "venv", "--system-site-packages", PREPARED]
+FORMAT = "fixbot-env-4"  # what a cached environment is; a new format never reuses an old one
+CODE_KINDS = frozenset({"pytest", "unittest", "command"})  # the checks that run the code
 
 Step = tuple[dict[str, str], list[str]]  # (that command's own environment, its argv)
 
@@ -61,16 +66,39 @@ def setup_steps(commands: Sequence[str]) -> list[Step]:
     return [setup_words(command) for command in commands]
 
 
+def checks_environment(
+    sandbox: Sandbox,
+    snapshot: Snapshot,
+    setup: str | Sequence[str] | None,
+    checks: Sequence[CheckSpec],
+    limits: Limits,
+    index: IndexSettings | None = None,
+) -> Path | None:
+    """The environment these checks run in (built now if need be): the project's own when it
+    has a setup_command, else the shared one; None when none of them runs code and there is no
+    setup_command (ruff and mypy run from fixbot's own environment)."""
+    index = index or IndexSettings()
+    pytest = wanted_pytest(snapshot.tree) if any(c.kind == "pytest" for c in checks) else None
+    if _commands(setup):
+        return prepared_environment(sandbox, snapshot, setup, limits, index, pytest=pytest)
+    if not any(c.kind in CODE_KINDS for c in checks):
+        return None
+    return shared_environment(sandbox, limits, index, pytest)
+
+
 def cache_key(
     snapshot: Snapshot,
     setup: str | Sequence[str],
     sandbox: Sandbox,
     index: IndexSettings | None = None,
+    pytest: Wanted | None = None,
 ) -> str:
     """The setup commands, the sandbox, the Python that makes the virtualenv, the package-index
-    settings and every file of the snapshot: an environment is reused only where all agree."""
+    settings, the pytest it starts with and every file of the snapshot: an environment is
+    reused only where all agree."""
     settings = (index or IndexSettings()).digest()
-    return _key(snapshot.tree, _commands(setup), sandbox.describe(), settings)
+    wanted = pytest.requirement if pytest else ""
+    return _key(snapshot.tree, _commands(setup), sandbox.describe(), settings, wanted)
 
 
 def _commands(setup: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -78,10 +106,10 @@ def _commands(setup: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16)
-def _key(tree: Path, commands: tuple[str, ...], sandbox: str, settings: str) -> str:
+def _key(tree: Path, commands: tuple[str, ...], sandbox: str, settings: str, pytest: str) -> str:
     # Once per snapshot (its tree is this run's own folder): not a walk per attempt.
     digest = hashlib.sha256()
-    parts = (FORMAT, json.dumps(commands), sandbox, sys.version, sys.executable, settings)
+    parts = (FORMAT, json.dumps(commands), sandbox, sys.version, sys.executable, settings, pytest)
     for part in parts:
         digest.update(part.encode() + b"\0")
     for path in sorted(tree.rglob("*")):
@@ -101,165 +129,95 @@ def prepared_environment(
     setup: str | Sequence[str] | None,
     limits: Limits,
     index: IndexSettings | None = None,
+    *,
+    pytest: Wanted | None = None,
 ) -> Path | None:
-    """The sealed environment for this snapshot (built now if need be), or None when there is
-    no setup command. SetupFailed, with the output's tail, when a step fails."""
+    """The project's sealed environment for this snapshot (built now if need be), or None when
+    there is no setup command; it starts with `pytest` installed (when one is wanted).
+    SetupFailed, with the output's tail, when a step fails."""
     commands = _commands(setup)
     if not commands:
         return None
     steps = setup_steps(commands)
     index = index or IndexSettings()
-    envs = StateDir(snapshot.repo).envs
-    envs.mkdir(parents=True, exist_ok=True)
-    key = cache_key(snapshot, commands, sandbox, index)
-    final = envs / key
-    if _complete(final, key):
-        _used(final)
-        return final
-    with open(envs / f"{final.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _complete(final, key):
-            return final  # another run built it while this one waited
-        _remove(final)
-        _build(sandbox, snapshot, steps, limits, final, index)
-    return final
+    key = cache_key(snapshot, commands, sandbox, index, pytest)
+
+    def build(staging: Path) -> dict[str, Any]:
+        base = shared_environment(sandbox, limits, index, pytest)
+        copy_into(base, staging)
+        _install(sandbox, snapshot, steps, limits, staging, index)
+        return {
+            "kind": "project",
+            "setup": [shlex.join(argv) for _, argv in steps],
+            "sandbox": sandbox.describe(),
+            "base": base.name,
+        }
+
+    return cached(StateDir(snapshot.repo).envs, key, build)
 
 
 def prune_environments(envs: Path, older_than: float, now: float) -> list[str]:
     """Remove the prepared environments (and leftovers of builds that never finished) unused
     for `older_than` seconds: a record's time is set when it is built and at each use."""
-    gone = []
-    for env in sorted(envs.iterdir()) if envs.is_dir() else []:
-        if env.is_symlink() or not env.is_dir():
-            continue
-        marker = env / DONE
-        used = (marker if marker.is_file() and not marker.is_symlink() else env).stat().st_mtime
-        if now - used > older_than:
-            _remove(env)
-            gone.append(env.name)
-    return gone
+    return prune(envs, older_than, now)
 
 
-def _used(env: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.utime(env / DONE)
-
-
-def _complete(env: Path, key: str) -> bool:
-    """A finished build of exactly this key (its record says so), never a bare marker."""
-    marker = env / DONE
-    if marker.is_symlink() or not marker.is_file():
-        return False
-    try:
-        return bool(json.loads(marker.read_text()).get("key") == key)
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _build(
+def _install(
     sandbox: Sandbox,
     snapshot: Snapshot,
     steps: Sequence[Step],
     limits: Limits,
-    final: Path,
+    staging: Path,
     index: IndexSettings,
 ) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=f"{final.name}.partial-", dir=final.parent))
+    """The setup commands over a fresh copy of the snapshot, into the environment at staging;
+    what they wrote into the tree is kept with it."""
     scratch = Path(tempfile.mkdtemp(prefix="fixbot-prepare-"))
     try:
         workspace = fresh_copy(snapshot, scratch / "repo")
-        mounts = index.stage(scratch / "index")
-        base = {**index.env, **scm_env(snapshot)}
-        _run(sandbox, _VENV, workspace, staging, limits, base, mounts, index)
-        _see_the_toolchain(staging)
+        pretended = scm_env(snapshot)
         for own_env, argv in steps:
-            _run(sandbox, argv, workspace, staging, limits, {**base, **own_env}, mounts, index)
+            env = {**pretended, **own_env}
+            run_step(sandbox, argv, staging, limits, index, "", workspace=workspace, env=env)
         keep_generated(workspace, snapshot.tree, staging / TREE)
-        record = {
-            "key": final.name,
-            "setup": [shlex.join(argv) for _, argv in steps],
-            "sandbox": sandbox.describe(),
-        }
-        (staging / DONE).write_text(json.dumps(record) + "\n")
-        _seal(staging)
-        os.rename(staging, final)
     finally:
-        _remove(staging)
-        _remove(scratch)
+        remove(scratch)
 
 
-def _run(
-    sandbox: Sandbox,
-    argv: list[str],
-    workspace: Path,
-    staging: Path,
-    limits: Limits,
-    env: dict[str, str],
-    mounts: Sequence[tuple[Path, str]],
-    index: IndexSettings,
-) -> None:
-    done = sandbox.prepare(
-        argv, workspace=workspace, env_dir=staging, limits=limits, env=env, mounts=mounts
+def environment_record(prepared: Path | None) -> EnvironmentRecord:
+    """What the checks ran in, for the evidence: the environment's kind, its Python, its pytest
+    (and who put it there), its plugins."""
+    return copy.deepcopy(_record(prepared))
+
+
+@lru_cache(maxsize=32)
+def _record(prepared: Path | None) -> EnvironmentRecord:
+    # A sealed environment never changes: read once per process.
+    if prepared is None:
+        return EnvironmentRecord(kind="none", python="", pytest="", pytest_from="", plugins=[])
+    found = distribution(prepared, "pytest")
+    marker = found / INSTALLED_BY_FIXBOT if found is not None else None
+    if marker is not None and marker.is_file() and not marker.is_symlink():
+        requirement, _, asked = marker.read_text().strip().partition("\n")
+        origin = f"fixbot installed {requirement} from the package index ({asked})"
+    else:
+        origin = "the setup_command" if found is not None else ""
+    return EnvironmentRecord(
+        kind=str(record_of(prepared).get("kind", "project")),
+        python=_python_version(prepared),
+        pytest=version(prepared, "pytest"),
+        pytest_from=origin,
+        plugins=plugins(prepared),
     )
-    if done.timed_out or done.returncode != 0:
-        why = "timed out" if done.timed_out else f"exit code {done.returncode}"
-        text = f"the prepare step failed ({why}): {shlex.join(argv)}\n{whole_tail(done.output)}"
-        raise SetupFailed(redact(text, known=index.secrets))
 
 
-def whole_tail(text: str, limit: int = FAILURE_TAIL) -> str:
-    """The end of `text` within `limit` characters, from the start of a line (or, for one
-    line longer than that, of a word), saying how much came before."""
-    text = text.rstrip()
-    if len(text) <= limit:
-        return text
-    tail = text[-limit:]
-    cut = tail.find("\n")
-    if cut < 0 or cut == len(tail) - 1:
-        cut = tail.find(" ")
-    tail = tail[cut + 1 :] if cut >= 0 else tail
-    return f"[... {len(text) - len(tail)} characters before ...]\n{tail}"
-
-
-def _see_the_toolchain(env: Path) -> None:
-    """A virtualenv sees its base Python's packages, not those of the virtualenv fixbot itself
-    runs from (pytest, ruff and mypy may be there only): a .pth names fixbot's own."""
-    own = [p for p in _site_packages(Path(sys.prefix)) if p.is_dir()]
-    if sys.prefix == sys.base_prefix or not own:
-        return
-    for site in env.glob("lib/python*/site-packages"):
-        (site / TOOLCHAIN_PTH).write_text("".join(f"{p}\n" for p in own))
-
-
-def _site_packages(prefix: Path) -> list[Path]:
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    return [prefix / "lib" / version / "site-packages"]
-
-
-def _seal(env: Path) -> None:
-    """The environment as every later run finds it: fixbot's user owns it; everyone may read
-    it (the sandbox's user runs it), no one else may write it (that user wrote it while it was
-    built)."""
-    uid = os.getuid()
-    for dirpath, dirnames, filenames in os.walk(env):
-        for name in (".", *dirnames, *filenames):
-            path = os.path.join(dirpath, name)
-            if os.geteuid() == 0:
-                os.chown(path, uid, -1, follow_symlinks=False)  # the group stays the sandboxes
-            if os.path.islink(path):
-                continue
-            executable = os.path.isdir(path) or os.lstat(path).st_mode & stat.S_IXUSR
-            os.chmod(path, 0o755 if executable else 0o644)
-
-
-def _remove(path: Path) -> None:
-    """Remove a folder fixbot made, whatever modes the build left on its folders."""
-    if not os.path.lexists(path):
-        return
-    for dirpath, dirnames, _ in os.walk(path):
-        for name in dirnames:
-            folder = os.path.join(dirpath, name)
-            if not os.path.islink(folder):
-                with contextlib.suppress(OSError):
-                    os.chmod(folder, 0o700)
-    shutil.rmtree(path, ignore_errors=True)
+def _python_version(env: Path) -> str:
+    """The version pyvenv.cfg names ("" when it names none)."""
+    config = env / "pyvenv.cfg"
+    if config.is_symlink() or not config.is_file():
+        return ""
+    for line in config.read_text(errors="replace").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in ("version", "version_info"):
+            return value.strip()
+    return ""

@@ -74,6 +74,10 @@ class IndexSettings:
     files: Mapping[str, str] = field(default_factory=dict)  # host file -> name in the folder
     folders: tuple[str, ...] = ()  # host folders the settings name, mounted at their own path
     secrets: tuple[str, ...] = ()  # values to redact from anything fixbot shows
+    # Where this host keeps what fixbot builds from nothing of a repository's (the shared
+    # environments: base.py): $XDG_CACHE_HOME/fixbot or ~/.cache/fixbot; "" for the latter.
+    # Not a setting of the index: never in the digest.
+    cache: str = ""
 
     def digest(self) -> str:
         """What the settings are, for the prepared environment's cache key (never stored in
@@ -127,12 +131,14 @@ def index_settings(
             secrets.add(value)
         secrets.update(_url_secrets(value))
     secrets.update(_url_secrets(pip_conf))
+    cache = Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "fixbot"
     return IndexSettings(
         env=env,
         pip_conf=pip_conf,
         files=dict(local.files),
         folders=tuple(sorted(local.folders)),
         secrets=tuple(sorted(s for s in secrets if s)),
+        cache=str(cache),
     )
 
 

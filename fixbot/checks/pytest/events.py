@@ -51,6 +51,7 @@ class ChannelReport:
     raw: str = ""
     channel_bytes: int = 0
     problems: list[str] = field(default_factory=list)
+    imports: dict[str, str] = field(default_factory=dict)  # finish's: module -> its file
 
     @property
     def canaries(self) -> dict[str, str]:
@@ -160,6 +161,7 @@ def _read(report: ChannelReport, line: dict[str, Any], collected: set[str]) -> s
         if report.finish is not None:
             problems.append("the session finished twice")
         report.finish = line
+        report.imports = imports(line.get("imports"))
     elif kind == "exit":
         report.exit = line
     else:
@@ -199,9 +201,35 @@ def _result(report: ChannelReport, line: dict[str, Any], collected: set[str]) ->
         detail=_text(line.get("detail"), DETAIL_CAP),
         nodeid=nodeid,
     )
+    raised(report.results[nodeid], line)
     categories = line.get("categories", [line.get("category")])
     for category in categories if isinstance(categories, list) else []:
         if isinstance(category, str) and category:
             report.categories[category] += 1
     if line.get("timeout"):
         report.timeouts.append(nodeid)
+
+
+# --- where the test process found its code (the plugin's block of the same name) ----------
+
+IMPORTS_CAP = 400
+FRAMES_CAP = 64
+_PHASES = ("setup", "call", "teardown")
+
+
+def imports(value: object) -> dict[str, str]:
+    """finish's `imports`: top-level module -> file, strings only, capped."""
+    if not isinstance(value, dict):
+        return {}
+    pairs = [(k, v) for k, v in value.items() if isinstance(k, str) and isinstance(v, str)]
+    return {name[:100]: path[:300] for name, path in pairs[:IMPORTS_CAP]}
+
+
+def raised(case: CaseResult, line: dict[str, Any]) -> None:
+    """A failing result's phase, traceback files and verdict flag, when the line has them."""
+    phase, frames = line.get("phase"), line.get("frames")
+    if phase not in _PHASES or not isinstance(frames, list):
+        return
+    case["phase"] = str(phase)
+    case["frames"] = [f[:300] for f in frames[:FRAMES_CAP] if isinstance(f, str)]
+    case["assertion"] = line.get("assertion") is True

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -30,7 +30,7 @@ from fixbot.checks.pytest.hangs import cut_short, hung_result, hung_test
 from fixbot.commands import DEFAULT_TEST_TIMEOUT
 from fixbot.proc import Completed
 from fixbot.records import FAILING, CaseResult, CheckStatus
-from fixbot.sandbox import RunSpec, Sandbox
+from fixbot.sandbox import RunSpec, Sandbox, hit_process_cap
 
 # DEFAULT_TEST_TIMEOUT (60, checks[].test_timeout_seconds' default): seconds per phase (setup,
 # call, teardown) of one test when the caller names none; 0 turns the per-test timeout off.
@@ -139,6 +139,7 @@ class TestRun:
     # Where pytest found its configuration: (its rootdir, its ini file or ""), as the sandbox
     # sees them; a later run of the same check is pinned to them (gates.pinned_config).
     configured: tuple[str, str] | None = None
+    imports: dict[str, str] = field(default_factory=dict)  # the last run's: module -> file
 
 
 def out_of_memory(run: Completed) -> bool:
@@ -152,6 +153,8 @@ def decide(one: OneRun, hung: Mapping[str, CaseResult]) -> tuple[CheckStatus, li
     problems = list(one.problems)
     if run.timed_out and report.finish is None:
         return ("tampered" if problems else "timeout"), problems
+    if hit_process_cap(run.output):  # ended at once: a fork bomb
+        return "process_limit", problems
     if out_of_memory(run):
         return "memory_exceeded", problems
     if run.returncode == 127 or "No module named pytest" in run.output[:2000]:
@@ -242,6 +245,7 @@ def run_pytest(
         channel_bytes=sum(one.report.channel_bytes for one in runs),
         cut_short=cut,
         configured=_configured(last.report),
+        imports=last.report.imports,
     )
 
 

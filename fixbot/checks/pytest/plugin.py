@@ -456,6 +456,95 @@ def _threads_text(skip: int | None) -> str:
     return "".join(parts)
 
 
+# --- where the test process found its code: for fixbot's environment checks ---------------
+# (one self-contained block: the `imports` field of `finish`, and `phase`, `frames` and
+# `assertion` of a failing test's `result`; events.py reads them, checks/classify.py and
+# checks/baseline.py judge them)
+
+IMPORTS_CAP = 400  # top-level modules reported at most
+FRAMES_HEAD, FRAMES_TAIL = 12, 36  # traceback files kept: the outermost and the innermost
+_STDLIB = tuple(
+    os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+    for key in ("stdlib", "platstdlib")
+    if key in sysconfig.get_paths()
+)
+_raised: dict[tuple[str, str], tuple[list[str], bool]] = {}  # (node id, phase) -> files, verdict
+
+
+def _imported() -> dict[str, str]:
+    """Top-level module -> the file it was imported from (a namespace package: its first
+    folder), the standard library's and this plugin's left out; past the cap, those from the
+    environment itself go first (what lies elsewhere is what the checks look for)."""
+    found: list[tuple[bool, str, str]] = []
+    own = os.path.realpath(sys.prefix) + os.sep
+    for name, module in list(sys.modules.items()):
+        if "." in name or module is None or name == __name__:
+            continue
+        where = _origin(module)
+        if where is None:
+            continue
+        real = os.path.realpath(where)
+        if real.startswith(_STDLIB) and os.sep + "site-packages" + os.sep not in real:
+            continue
+        found.append((real.startswith(own), name[:100], real[:300]))
+    found.sort(key=lambda entry: entry[0])  # stable: import order within each group
+    return {name: path for _, name, path in found[:IMPORTS_CAP]}
+
+
+def _origin(module: types.ModuleType) -> str | None:
+    try:
+        where = getattr(module, "__file__", None) or next(iter(module.__path__), None)
+    except Exception:  # a lazy module that raises on attribute access, or has no __path__
+        where = None
+    return where if isinstance(where, str) and not where.startswith("<") else None
+
+
+def _traceback_files(error: BaseException) -> list[str]:
+    """The files of the frames an exception passed through, its causes' first (as Python
+    prints them), outermost first; a run of frames in one file counts once."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(chain) < 8 and all(current is not c for c in chain):
+        chain.append(current)
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
+    files: list[str] = []
+    for link in reversed(chain):
+        tb = link.__traceback__
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_filename
+            name = name[:100] if name.startswith("<") else os.path.abspath(name)[:300]
+            if not files or files[-1] != name:
+                files.append(name)
+            tb = tb.tb_next
+    if len(files) > FRAMES_HEAD + FRAMES_TAIL:
+        files = [*files[:FRAMES_HEAD], "...", *files[-FRAMES_TAIL:]]
+    return files
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    yield
+    excinfo = call.excinfo
+    skips = (pytest.skip.Exception, pytest.xfail.Exception, HarnessTimeout)
+    if excinfo is not None and not isinstance(excinfo.value, skips):
+        verdict = isinstance(excinfo.value, (AssertionError, pytest.fail.Exception))
+        _raised[(item.nodeid, call.when)] = (_traceback_files(excinfo.value), verdict)
+
+
+def _raised_fields(nodeid: str, decisive: Any) -> dict[str, Any]:
+    """What a failing test's `result` carries of the exception that decided it."""
+    found = {key: _raised.pop(key) for key in list(_raised) if key[0] == nodeid}
+    when = str(getattr(decisive, "when", ""))
+    if (nodeid, when) not in found:
+        return {}
+    files, verdict = found[(nodeid, when)]
+    return {"phase": when, "frames": files, "assertion": verdict}
+
+
 class Harness:
     """The hooks, registered as one object in pytest_configure."""
 
@@ -644,6 +733,9 @@ class Harness:
             detail = f"{stack}\n{detail}"
         if outcome == "passed":
             detail = ""
+        raised = _raised_fields(nodeid, decisive)  # always: what it holds of this test goes
+        if outcome not in ("failed", "error") or timed_out is not None:
+            raised = {}
         self.emit(
             "result",
             nodeid=nodeid,
@@ -652,6 +744,7 @@ class Harness:
             detail=_cap(detail, DETAIL_CAP),
             categories=[c for c in categories if c],
             timeout=timed_out is not None,
+            **raised,
         )
 
     # the end
@@ -681,6 +774,7 @@ class Harness:
             testscollected=int(session.testscollected),
             shouldstop=bool(session.shouldstop),
             shouldfail=bool(session.shouldfail),
+            imports=_imported(),
         )
 
     @pytest.hookimpl(trylast=True)

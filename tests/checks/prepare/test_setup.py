@@ -18,7 +18,7 @@ import pytest
 
 from fixbot.checks import IndexSettings, index_settings, prune_environments, run_trial
 from fixbot.checks.prepare import prepared_environment
-from fixbot.checks.prepare.environment import whole_tail
+from fixbot.checks.prepare.base import whole_tail
 from fixbot.checks.prepare.generated import TREE
 from fixbot.checks.prepare.scm import scm_env, scm_version
 from fixbot.config import Config, Gates
