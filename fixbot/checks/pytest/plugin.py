@@ -40,6 +40,7 @@ import shlex
 import signal
 import socket
 import sys
+import sysconfig
 import threading
 import time
 import traceback
