@@ -13,6 +13,8 @@ import pytest
 #                  and the publish steps, used by forge/github and the CLI alike
 #   fixbot.runs    the one assembly of a run (clients, requests, state) and run/resume/fork/verify,
 #                  which every root (cli, the Action, the server, the bench) uses
+#   fixbot.sandbox the Sandbox port with its run specification (limits, persona, scratch) and
+#                  both backends, which the checks, doctor and the roots each use a part of
 #   fixbot.snapshot  the pinned commit (find, pin, resolve), its copies (fresh, a workspace,
 #                  protected files put back) and its protection (protect, manifests), which the
 #                  checks, the loop, the forge and the roots each use a part of
@@ -231,14 +233,17 @@ FACES: dict[str, set[str]] = {
         "Limits",
         "OUTPUTS",
         "PREPARED",
+        "Persona",
         "RunSpec",
         "Sandbox",
+        "Scratch",
         "WORKSPACE",
         "attempt_scratch",
         "can_mount",
         "choose",
         "evacuate_root",
         "hit_process_cap",
+        "host_persona",
         "python_prefixes",
         "sdk_version",
         "unreadable_toolchain",
@@ -299,4 +304,4 @@ def test_every_package_has_a_pinned_face() -> None:
 
 def test_no_face_is_wider_than_about_twenty_names_without_a_stated_reason() -> None:
     wide = {module for module, names in FACES.items() if len(names) > 20}
-    assert wide <= {"fixbot.forge", "fixbot.runs", "fixbot.snapshot"}, wide
+    assert wide <= {"fixbot.forge", "fixbot.runs", "fixbot.sandbox", "fixbot.snapshot"}, wide

@@ -56,7 +56,15 @@ from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
 from fixbot.proc import Completed
 from fixbot.records import COMPLETED, CheckResult
-from fixbot.sandbox import Limits, RunSpec, Sandbox, attempt_scratch
+from fixbot.sandbox import (
+    WORKSPACE,
+    Limits,
+    RunSpec,
+    Sandbox,
+    Scratch,
+    attempt_scratch,
+    host_persona,
+)
 from fixbot.snapshot import (
     Snapshot,
     Workspace,
@@ -161,7 +169,7 @@ class Trial:
     configured: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     @contextlib.contextmanager
-    def fresh_tree(self) -> Iterator[tuple[Workspace, Path]]:
+    def fresh_tree(self) -> Iterator[tuple[Workspace, Scratch]]:
         """One fresh copy of the snapshot with the diff (its generated files laid, its
         protected files put back), in a capped scratch folder removed afterwards."""
         patch = plan_patch(self.patch_text, reader(self.snapshot.tree)) if self.patch_text else None
@@ -174,7 +182,7 @@ class Trial:
             )
             lay_generated(self.prepared, tree.root)  # what the install wrote into the tree
             put_back_protected(self.snapshot, tree)
-            yield tree, scratch.path
+            yield tree, scratch
 
     def run(
         self, names: set[str] | None = None, selection: Selection | None = None
@@ -192,7 +200,7 @@ class Trial:
                     prepared=self.prepared,
                     readonly=list(self.snapshot.protected),
                     limits=limits_for(self.config),
-                    scratch=scratch,
+                    scratch=scratch.path,
                     selection=selection,
                     pytest_options=plugin_options(self.prepared),
                     configured=self.configured,
@@ -213,7 +221,14 @@ class Trial:
             argv: Sequence[str], env: Mapping[str, str], fds: Sequence[int], staged: Path
         ) -> Completed:
             with self.fresh_tree() as (tree, scratch):
-                outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
+                outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch.path))
+                # the host's own facts, not the sandbox's: code right only where fixbot runs
+                # it fails one of the two judgements (sandbox/persona.py)
+                persona = host_persona(
+                    self.snapshot.repo,
+                    scratch_capped=scratch.capped,
+                    file_size=limits.file_size_mb * 1024 * 1024,
+                )
                 spec_ = RunSpec(
                     tree.root,
                     outputs,
@@ -224,11 +239,15 @@ class Trial:
                     dict(env),
                     tuple(fds),
                     ((staged, JUDGE_MOUNT),),
+                    persona,
                 )
                 return self.sandbox.run(argv, spec_)
 
         args = [*pytest_arguments(spec.argv), *plugin_options(self.prepared)]
-        args += config_pin(spec.argv, self.configured.get(spec.name))
+        # pytest's configuration as the first judgement found it, where this run's tree is
+        moved = host_persona(self.snapshot.repo, scratch_capped=False, file_size=0).workspace
+        pin = config_pin(spec.argv, self.configured.get(spec.name))
+        args += [_moved(a, moved) for a in pin]
         args += ["-p", "no:cacheprovider"]
         return judge_all(
             found,
@@ -269,6 +288,14 @@ class Trial:
 
 def _configured(baseline: CheckResult) -> dict[str, list[str]]:
     return {r["name"]: r["configured"] for r in baseline.get("checks", []) if "configured" in r}
+
+
+def _moved(arg: str, to: str) -> str:
+    """A path argument under WORKSPACE (also as `--option=PATH`) as it is under `to`."""
+    option, eq, path = arg.rpartition("=") if arg.startswith("--") else ("", "", arg)
+    if path == WORKSPACE or path.startswith(WORKSPACE + "/"):
+        return f"{option}{eq}{to}{path[len(WORKSPACE) :]}"
+    return arg
 
 
 def _is_file(tree: Path, rel: str) -> bool:

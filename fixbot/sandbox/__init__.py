@@ -12,17 +12,19 @@ from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.cgroup_detect import evacuate_root
 from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox, sdk_version
 from fixbot.sandbox.host import python_prefixes, unreadable_toolchain
+from fixbot.sandbox.persona import host_persona
 from fixbot.sandbox.protocol import (
     DEFAULT_LIMITS,
     OUTPUTS,
     PREPARED,
     WORKSPACE,
     Limits,
+    Persona,
     RunSpec,
     Sandbox,
     hit_process_cap,
 )
-from fixbot.sandbox.scratch import attempt_scratch, can_mount
+from fixbot.sandbox.scratch import Scratch, attempt_scratch, can_mount
 from fixbot.sandbox.select import Backend, choose
 
 __all__ = [
@@ -35,13 +37,16 @@ __all__ = [
     "BwrapSandbox",
     "DockerSandbox",
     "Limits",
+    "Persona",
     "RunSpec",
     "Sandbox",
+    "Scratch",
     "attempt_scratch",
     "can_mount",
     "choose",
     "evacuate_root",  # .ci/run calls it in a CI container
     "hit_process_cap",
+    "host_persona",
     "python_prefixes",
     "sdk_version",
     "unreadable_toolchain",

@@ -42,10 +42,11 @@ from fixbot.sandbox.protocol import (
     SETUP_ENV,
     WORKSPACE,
     Limits,
+    Persona,
     RunSpec,
     process_cap_note,
 )
-from fixbot.sandbox.uids import Lease, UidPool, sandbox_user
+from fixbot.sandbox.uids import Lease, UidPool, identity_files, sandbox_user
 
 _PROBE = Limits(timeout_seconds=10)
 
@@ -191,7 +192,7 @@ class BwrapSandbox:
             if self.privileged:
                 hand_over(spec.workspace, spec.outputs, lower, self._owned, user.uid)
             tree, readonly, prepared = spec.workspace, spec.readonly, spec.prepared
-            attached = (spec.fds, spec.mounts)
+            attached = (spec.fds, spec.mounts, spec.persona)
             if lower is None:
                 plan = _Plan(tree, spec.outputs, tree, readonly, prepared, False, *attached)
                 return self._run(argv, [], plan, spec.limits, spec.env, user)
@@ -239,7 +240,11 @@ class BwrapSandbox:
             seccomp.program_fd(self._filter) as seccomp_fd,
             tempfile.TemporaryFile() as status,
         ):
-            confinement = Confinement(seccomp_fd, self.disable_userns, user.identity)
+            persona = plan.persona
+            identity = user.identity
+            if persona is not None and identity is not None:
+                identity = identity_files(user, identity[0].parent, persona.user, persona.home)
+            confinement = Confinement(seccomp_fd, self.disable_userns, identity)
             prepared = plan.prepared is not None
             # The cgroup launcher first: the overlay's helper runs inside the cgroup too.
             args = [*(group.launcher(self._sh) if group else []), *launcher]
@@ -250,20 +255,28 @@ class BwrapSandbox:
                 confinement=confinement,
                 network=plan.setup,
                 prepared=prepared,
+                persona=persona,
             )
-            args += ["--bind", str(plan.tree), WORKSPACE, "--bind", str(plan.outputs), OUTPUTS]
+            trees = [WORKSPACE]
+            if persona is not None:  # the tree where the host has it too
+                args += open_parents(persona.workspace)
+                trees.append(persona.workspace)
+            for at in trees:
+                args += ["--bind", str(plan.tree), at]
+            args += ["--bind", str(plan.outputs), OUTPUTS]
             if plan.prepared is not None:
                 args += ["--bind" if plan.setup else "--ro-bind", str(plan.prepared), PREPARED]
             for rel, source in readonly_sources(plan.pristine, plan.readonly):
-                args += ["--ro-bind", source, f"{WORKSPACE}/{rel}"]
+                for at in trees:
+                    args += ["--ro-bind", source, f"{at}/{rel}"]
             for host, target in plan.mounts:  # fixbot's own: the staged plugin, index settings
                 args += [*open_parents(target), "--ro-bind", str(host), target]
             for key, value in (env or {}).items():
                 args += ["--setenv", key, value]
             # bwrap reports an exit code only for a command it got to run.
-            args += ["--json-status-fd", str(status.fileno()), "--chdir", WORKSPACE, "--"]
+            args += ["--json-status-fd", str(status.fileno()), "--chdir", trees[-1], "--"]
             args += drop(user.uid, user.gid) if self.privileged else []
-            args += [*rlimits(limits, per_process_caps=group is None), *argv]
+            args += [*rlimits(limits, per_process_caps=group is None, persona=persona), *argv]
             fds = [status.fileno(), *([] if seccomp_fd is None else [seccomp_fd]), *plan.fds]
             # The group kill after the timeout (or a held process cap) reaches bwrap;
             # --die-with-parent, the pid namespace and the cgroup's kill take the rest down.
@@ -298,3 +311,4 @@ class _Plan:
     setup: bool  # fixbot's prepare step: network, and the environment writable
     fds: tuple[int, ...] = ()  # inherited by the command, at the same numbers
     mounts: tuple[tuple[Path, str], ...] = ()  # fixbot's own, read-only: (host, target)
+    persona: Persona | None = None  # the host's facts in place of the sandbox's

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fixbot.errors import SandboxFailed
 from fixbot.sandbox.host import NOBODY, SYSTEM_DIRS, overlay_options, python_prefixes
-from fixbot.sandbox.protocol import BASE_ENV, Limits, prepared_env
+from fixbot.sandbox.protocol import BASE_ENV, Limits, Persona, prepared_env
 
 ETC_FILES = (
     "/etc/nsswitch.conf",
@@ -64,8 +64,10 @@ def prefix(
     confinement: Confinement = Confinement(),
     network: bool = False,
     prepared: bool = False,
+    persona: Persona | None = None,
 ) -> list[str]:
-    """bwrap and its options, up to the run's own mounts."""
+    """bwrap and its options, up to the run's own mounts; `persona`: the host's facts in place
+    of the sandbox's (its name, an empty home folder, CI)."""
     args = [executable, "--die-with-parent", "--new-session"]
     if privileged:
         args += [] if network else ["--unshare-net"]
@@ -82,6 +84,9 @@ def prefix(
     # there) is then bound over it, where it is, instead of hidden by it.
     size = str(limits.tmp_size_mb * 1024 * 1024)
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    if persona is not None:  # an empty home where the host has it; its interpreters bound over
+        args += [*open_parents(persona.home), "--perms", "1777", "--size", size]
+        args += ["--tmpfs", persona.home]
     for path in python_prefixes():
         args += [*open_parents(path), "--ro-bind", path, path]
     args += list(root_links())
@@ -95,11 +100,12 @@ def prefix(
     # bwrap's own /dev/shm is root's 0755 in privileged mode: every POSIX semaphore (any
     # multiprocessing Lock, Queue or Pool) would fail for the sandbox's user.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
-    args += ["--hostname", "sandbox", "--clearenv"]
+    args += ["--hostname", persona.hostname if persona else "sandbox", "--clearenv"]
     if confinement.seccomp_fd is not None:
         args += ["--seccomp", str(confinement.seccomp_fd)]
     path_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
-    environment = {**BASE_ENV, "PATH": ":".join(dict.fromkeys(path_dirs))}
+    base = persona.environment() if persona else BASE_ENV
+    environment = {**base, "PATH": ":".join(dict.fromkeys(path_dirs))}
     if prepared:
         environment.update(prepared_env(environment["PATH"]))
     for key, value in environment.items():
@@ -131,7 +137,7 @@ def drop(uid: int, gid: int) -> list[str]:
     ]
 
 
-def rlimits(limits: Limits, *, per_process_caps: bool) -> list[str]:
+def rlimits(limits: Limits, *, per_process_caps: bool, persona: Persona | None = None) -> list[str]:
     """prlimit's line. Address space and processes only where no cgroup caps the sandbox as a
     whole: a per-process RLIMIT_AS caps nothing in all and breaks runtimes that reserve address
     space, and RLIMIT_NPROC counts every process of the uid, not the sandbox's."""
@@ -139,8 +145,9 @@ def rlimits(limits: Limits, *, per_process_caps: bool) -> list[str]:
     args = ["prlimit"]
     if per_process_caps:
         args += [f"--as={limits.memory_mb * 1024 * 1024}", f"--nproc={limits.pids}"]
+    file_size = persona.file_size if persona else limits.file_size_mb * 1024 * 1024
+    args += [f"--fsize={file_size}"] if file_size is not None else []
     args += [
-        f"--fsize={limits.file_size_mb * 1024 * 1024}",
         f"--cpu={cpu_seconds}",
         "--core=0",
         "--nofile=1024",

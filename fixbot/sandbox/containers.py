@@ -17,7 +17,7 @@ from fixbot.sandbox.host import (
     readonly_sources,
     start_time,
 )
-from fixbot.sandbox.protocol import OUTPUTS, PREPARED, WORKSPACE
+from fixbot.sandbox.protocol import OUTPUTS, PREPARED, WORKSPACE, Persona
 
 LABEL = "fixbot"
 # The image has its own passwd and group (a `sandbox` user, uid 65534), and a real /sbin: the
@@ -52,6 +52,15 @@ class Plan:
     prepared: Path | None  # the prepared environment, at PREPARED
     setup: bool  # fixbot's prepare step: network, and the environment writable
     extra: tuple[tuple[Path, str], ...] = ()  # RunSpec.mounts, read-only: (host, target)
+    persona: Persona | None = None  # the host's facts in place of the sandbox's (persona.py)
+
+    @property
+    def trees(self) -> tuple[str, ...]:
+        """Where the tree is mounted, the working folder last: a persona's own path too, but
+        over an overlay (the engine's volume is mounted once)."""
+        if self.persona is None or self.lower is not None:
+            return (WORKSPACE,)
+        return (WORKSPACE, self.persona.workspace)
 
 
 def toolchain_mounts() -> list[MountSpec]:
@@ -69,15 +78,15 @@ def toolchain_mounts() -> list[MountSpec]:
 def mounts(plan: Plan, work: Path | None) -> list[MountSpec]:
     """A command's own mounts: the workspace (or its overlay), the outputs, the prepared
     environment, and the protected paths read-only from the pristine tree."""
-    found = [
-        workspace_mount(plan.workspace, plan.lower, work),
-        MountSpec(OUTPUTS, str(plan.outputs)),
-    ]
+    found = [workspace_mount(plan.workspace, plan.lower, work)]
+    found += [MountSpec(at, str(plan.workspace)) for at in plan.trees[1:]]
+    found.append(MountSpec(OUTPUTS, str(plan.outputs)))
     if plan.prepared is not None:
         found.append(MountSpec(PREPARED, str(plan.prepared), read_only=not plan.setup))
     found += [
-        MountSpec(f"{WORKSPACE}/{rel}", source, read_only=True)
+        MountSpec(f"{at}/{rel}", source, read_only=True)
         for rel, source in readonly_sources(plan.lower or plan.workspace, plan.readonly)
+        for at in plan.trees
     ]
     found += [MountSpec(target, str(host), read_only=True) for host, target in plan.extra]
     return found

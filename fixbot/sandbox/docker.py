@@ -247,7 +247,16 @@ class DockerSandbox:
         if spec.fds:
             raise ValueError("a container cannot inherit descriptors: pass a socket in a mount")
         workspace, lower, readonly = spec.workspace, spec.lower, spec.readonly
-        plan = Plan(workspace, spec.outputs, lower, readonly, spec.prepared, False, spec.mounts)
+        plan = Plan(
+            workspace,
+            spec.outputs,
+            lower,
+            readonly,
+            spec.prepared,
+            False,
+            spec.mounts,
+            spec.persona,
+        )
         return self._run(argv, plan, spec.limits, spec.env)
 
     def prepare(
@@ -334,7 +343,13 @@ class DockerSandbox:
         from docker.types import LogConfig, Ulimit
 
         specs = [*self._toolchain, *mounts(plan, work)]
+        persona = plan.persona
         file_size = limits.file_size_mb * 1024 * 1024
+        if persona is not None:
+            file_size = -1 if persona.file_size is None else persona.file_size  # -1: none
+        tmpfs = {"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777"}
+        if persona is not None:  # an empty home where the host has it
+            tmpfs[persona.home] = f"rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777"
         cpu_seconds = int(limits.timeout_seconds * max(limits.cpus, 1)) + 1
         memory = limits.memory_mb * 1024 * 1024
         host_config = self._api.create_host_config(
@@ -344,7 +359,7 @@ class DockerSandbox:
             network_mode="host" if plan.setup else "none",
             ipc_mode="private",
             read_only=True,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size_mb}m,mode=1777"},
+            tmpfs=tmpfs,
             shm_size=f"{limits.tmp_size_mb}m",
             cap_drop=["ALL"],
             security_opt=["no-new-privileges", *self._seccomp[0]],
@@ -363,7 +378,8 @@ class DockerSandbox:
             oom_score_adj=1000,  # under host memory pressure, the candidate goes first
         )
         deadline = time.time() + limits.timeout_seconds + 60
-        environment = {**BASE_ENV, "PATH": self._path(), **(env or {})}
+        base = persona.environment() if persona is not None else BASE_ENV
+        environment = {**base, "PATH": self._path(), **(env or {})}
         if plan.prepared is not None:
             environment.update(prepared_env(self._path()))
         created = self._api.create_container(
@@ -374,8 +390,9 @@ class DockerSandbox:
             # As root: nobody, in the group that reads the shared snapshot and environment.
             user=f"{NOBODY}:{SANDBOX_GID}" if os.geteuid() == 0 else f"{os.getuid()}:{os.getgid()}",
             environment=[f"{key}={value}" for key, value in environment.items()],
-            working_dir=WORKSPACE,
-            hostname=None if plan.setup else "sandbox",  # a host network keeps its name
+            working_dir=plan.trees[-1],
+            # a host network keeps its name
+            hostname=None if plan.setup else persona.hostname if persona else "sandbox",
             labels={
                 LABEL: "1",
                 f"{LABEL}.owner": self._owner,

@@ -99,6 +99,27 @@ def hit_process_cap(output: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Persona:
+    """Who and where a command seems to run, in place of the sandbox's usual facts (HOME /tmp,
+    /workspace, user and host `sandbox`, CI set, a per-file cap): see persona.py."""
+
+    user: str  # the run's uid's passwd name, USER and LOGNAME
+    home: str  # HOME: an empty, writable folder at the host's home path
+    workspace: str  # the tree is bound here too, and the command starts here
+    hostname: str
+    ci: str | None  # CI as the host has it; None: unset
+    file_size: int | None  # the per-file limit in bytes; None: none (the scratch caps the disk)
+
+    def environment(self) -> dict[str, str]:
+        """BASE_ENV as this persona's run sees it (PATH and fixbot's own added by the caller)."""
+        env = {k: v for k, v in BASE_ENV.items() if k != "CI"}
+        env.update(HOME=self.home, USER=self.user, LOGNAME=self.user)
+        if self.ci is not None:
+            env["CI"] = self.ci
+        return env
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """Where and how one command runs: everything but its argv (see the module docstring)."""
 
@@ -111,6 +132,7 @@ class RunSpec:
     env: Mapping[str, str] | None = None
     fds: tuple[int, ...] = ()
     mounts: tuple[tuple[Path, str], ...] = ()  # (host folder, where the command sees it)
+    persona: Persona | None = None  # the host's facts in place of the sandbox's (persona.py)
 
 
 class Sandbox(Protocol):

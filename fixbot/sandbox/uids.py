@@ -146,16 +146,18 @@ def sandbox_user(pool: UidPool | None) -> Iterator[Lease]:
         yield Lease(lease.uid, lease.gid, identity_files(lease, Path(folder)))
 
 
-def identity_files(lease: Lease, folder: Path) -> tuple[Path, Path]:
+def identity_files(
+    lease: Lease, folder: Path, name: str = "sandbox", home: str = "/tmp"
+) -> tuple[Path, Path]:
     """An /etc/passwd and /etc/group for the sandbox naming the run's uid and group (`id`,
-    `getpass` and `pwd` want an entry), written into `folder`."""
+    `getpass` and `pwd` want an entry) `name`, at `home`, written into `folder`."""
     passwd, group = folder / "passwd", folder / "group"
     passwd.write_text(
         "root:x:0:0:root:/root:/usr/sbin/nologin\n"
         f"nobody:x:{NOBODY}:{NOBODY}:nobody:/nonexistent:/usr/sbin/nologin\n"
-        f"sandbox:x:{lease.uid}:{lease.gid}:fixbot sandbox:/tmp:/usr/sbin/nologin\n"
+        f"{name}:x:{lease.uid}:{lease.gid}:{name}:{home}:/bin/sh\n"
     )
-    group.write_text(f"root:x:0:\nnogroup:x:{NOBODY}:\nsandbox:x:{lease.gid}:\n")
+    group.write_text(f"root:x:0:\nnogroup:x:{NOBODY}:\n{name}:x:{lease.gid}:\n")
     for path in (folder, passwd, group):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     return passwd, group

@@ -90,6 +90,32 @@ def runs_dynamic_code(source: Source) -> Iterator[Hit]:
             "escapes every check; write the code itself in the diff",
         )
     yield from _code_attributes(source)
+    yield from _interpreter_on_text(source)
+
+
+# Start a process: an argv whose `-c` makes an interpreter run the text after it.
+PROCESS_STARTERS = ("subprocess", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
+
+
+def _interpreter_on_text(source: Source) -> Iterator[Hit]:
+    """A process started on code text (`python -c TEXT`, in an argv or a command line): the
+    text runs unscreened, as exec's would."""
+    for node in source.new(ast.Call):
+        assert isinstance(node, ast.Call)
+        name = source.name(node.func) or ""
+        if not any(name.startswith(starter) for starter in PROCESS_STARTERS):
+            continue
+        words: list[str] = []
+        for arg in ast.walk(node):
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                words += arg.value.split()
+        if "-c" in words:
+            yield Hit(
+                "runs-dynamic-code",
+                line(node),
+                f"{source.snippet(node)} starts a process on code text (`-c`): code built at "
+                "run time escapes every check; write the code itself in the diff",
+            )
 
 
 def _code_attributes(source: Source) -> Iterator[Hit]:

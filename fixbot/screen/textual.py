@@ -15,6 +15,15 @@ from fixbot.screen.source import Hit
 STARTUP_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py")
 # Modules Python imports at start-up whatever runs: a package of the name as much as a file.
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
+# Folders ruff and mypy skip by default wherever they are (ruff's default `exclude`, mypy's
+# discovery): a changed file there is read by neither gate.
+GATE_SKIPPED = frozenset(
+    {
+        *("node_modules", "site-packages", "dist-packages", "__pypackages__", "venv", ".venv"),
+        *(".tox", ".nox", ".eggs", ".git", ".hg", ".svn", ".direnv", "buck-out", ".pytype"),
+        *(".mypy_cache", ".ruff_cache", ".pytest_cache", "dist"),
+    }
+)
 GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml", ".ignore")
 # Comments that silence a finding of the code: mypy's and ruff's silencers, mypy's inline
 # configuration, ruff's range suppressions (its disable and enable comments), isort's
@@ -67,6 +76,14 @@ def name_hits(change: FileChange) -> Iterator[Hit]:
             0,
             f"writes into a package named {startup}, which Python imports at start-up before "
             "anything runs: it changes how every process starts, not the code under test",
+        )
+    skipped = next((p for p in change.path.split("/")[:-1] if p in GATE_SKIPPED), None)
+    if skipped is not None and change.new is not None and name.endswith((".py", ".pyi")):
+        yield Hit(
+            "hides-code",
+            0,
+            f"writes Python under {skipped}/, a folder ruff and mypy skip: the gates would "
+            "never read it; put the code where the project's own code is",
         )
     if change.new is not None and name.endswith((".py", ".pyi")):
         before = _codings(change.old or "")

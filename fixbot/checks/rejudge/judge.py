@@ -83,7 +83,9 @@ def judge_one(
     timeout: float,
 ) -> Judgement:
     with verdict_channel(passes_fds, folder) as channel:
-        argv = [python, "-I", f"{JUDGE_MOUNT}/runner.py", channel.address, *mode_args(plan)]
+        # -S: nothing of the environment (a sitecustomize, a .pth) runs in the runner's parent;
+        # the test's process, its child, sets the environment's site up first.
+        argv = [python, "-I", "-S", f"{JUDGE_MOUNT}/runner.py", channel.address, *mode_args(plan)]
         if plan.mode == "pytest":
             argv += ["--", *pytest_args]
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"} if plan.mode == "pytest" else {}

@@ -1,6 +1,6 @@
 """fixbot's second judge of one test, in a fresh interpreter: package data, staged read-only into
-the sandbox beside nothing of fixbot's, run as `python -I runner.py CHANNEL MODE ...` by the
-project's own Python. It imports only the standard library (and, for the pytest mode, the
+the sandbox beside nothing of fixbot's, run as `python -I -S runner.py CHANNEL MODE ...` by
+the project's own Python. It imports only the standard library (and, for the pytest mode, the
 project's own pytest), and shares nothing with the first judgement's process or its plugin.
 
     CHANNEL   fd:N (an inherited socket) or unix:PATH (a socket fixbot listens on)
@@ -70,6 +70,15 @@ def _undumpable() -> None:
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     except (OSError, AttributeError):
         pass
+
+
+def _site() -> None:
+    """The environment's site-packages, .pth files and sitecustomize, as a plain `python`
+    would have them: only in the test's process (the runner starts with -S, so none of it ran
+    in the parent, which holds the socket)."""
+    import site
+
+    site.main()
 
 
 def _paths(paths: Sequence[str]) -> None:
@@ -227,6 +236,7 @@ def main(argv: Sequence[str]) -> None:
     if child == 0:
         sock.close()
         os.close(read_end)
+        _site()
         verdict, detail = _judge(mode, rest)
         with contextlib.suppress(OSError):
             os.write(write_end, f"{verdict} {detail}".encode("utf-8", "replace")[:CHILD_CAP])
