@@ -36,11 +36,11 @@ and prints only the totals.
 Rows: one JSON line per task and side, appended as soon as it is known, to
 `benchmarks/results/<corpus>-<split>-<date>-run<k>.jsonl` (k: one more than the corpus-split's
 last run; `--resume` continues the last run, refusing one measured with other settings). A row
-holds the fixbot commit, the model, the settings, calls, tokens, seconds and the judge's
-verdict, and no task text (the data is from elsewhere). `benchmarks/tables.py` makes the
-tables from the committed rows. Evidence (prompts, replies, diffs, test output, fixbot's
-evidence.json) goes to `--out DIR` (default /tmp/fixrate-evidence/<corpus>-<split>-run<k>),
-never into the repository.
+holds the fixbot commit (the last one that changed `fixbot/`), the model, the settings, calls,
+tokens, seconds and the judge's verdict, and no task text (the data is from elsewhere).
+`benchmarks/tables.py` makes the tables from the committed rows. Evidence (prompts, replies,
+diffs, test output, fixbot's evidence.json) goes to `--out DIR` (default
+/tmp/fixrate-evidence/<corpus>-<split>-run<k>), never into the repository.
 
     ../shared/tools/local-llm start
     OPENAI_API_KEY=local python benchmarks/fixrate.py --corpus humanevalfix --split design \\
@@ -227,8 +227,9 @@ def git_line(root: Path, *args: str) -> str:
 
 
 def tree_state(root: Path, folder: str) -> tuple[str, str]:
-    """(HEAD's commit, "" or the SHA-256 of the uncommitted changes under `folder`)."""
-    commit = git_line(root, "rev-parse", "HEAD") or "unknown"
+    """(the last commit that changed `folder`: the code measured, whatever came after it; ""
+    or the SHA-256 of the uncommitted changes under `folder`)."""
+    commit = git_line(root, "log", "-1", "--format=%H", "--", folder) or "unknown"
     changes = git_line(root, "diff", "HEAD", "--", folder)
     untracked = git_line(root, "ls-files", "--others", "--exclude-standard", "--", folder)
     if not changes and not untracked:
