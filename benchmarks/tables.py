@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import corpora
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 BEGIN = "<!-- fixrate:begin -->"
@@ -123,8 +125,17 @@ def _side_totals(rows: Sequence[Mapping[str, Any]], side: str) -> dict[str, Any]
     }
 
 
-def _ratio(a: int, b: int) -> str:
-    return f"{a / b:.2f}x" if b else "n/a (none fixed)"
+def _paired_ratio(rows: Sequence[Mapping[str, Any]], base: str) -> str:
+    """fixbot's fixed count over `base`'s, on the tasks both have a row for."""
+    by_side: dict[str, dict[str, bool]] = defaultdict(dict)
+    for row in rows:
+        by_side[row["side"]][row["task"]] = bool(row["fixed"])
+    both = by_side["fixbot"].keys() & by_side[base].keys()
+    mine = sum(by_side["fixbot"][t] for t in both)
+    theirs = sum(by_side[base][t] for t in both)
+    ratio = f"{mine / theirs:.2f}x" if theirs else "n/a (none fixed)"
+    everything = len(by_side["fixbot"]) == len(by_side[base]) == len(both)
+    return ratio if everything else f"{ratio} (the {len(both)} tasks both have)"
 
 
 def _task_key(task: str) -> int:
@@ -138,9 +149,11 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
     sides = [s for s in SIDES if any(row["side"] == s for rows in runs.values() for row in rows)]
     dates = ", ".join(f"run {run}: {rows[0]['date']}" for run, rows in runs.items())
     commit = head["fixbot_commit"][:12] + (" (uncommitted changes)" if head["fixbot_dirty"] else "")
+    split = corpora.SPLITS.get(head["split"], ())
+    whole = set(numbers) == set(split)
     lines = [
-        f"#### {head['corpus']}, {head['split']} split: {len(numbers)} tasks "
-        f"({describe_tasks(numbers)})",
+        f"**{head['corpus']}, {head['split']} split: {len(numbers)} tasks "
+        f"({describe_tasks(numbers)})" + ("" if whole else f", of the split's {len(split)}") + "**",
         "",
         f"fixbot {commit}; model `{head['model']}` at {head['base_url']}; {dates}; "
         f"extra fixbot config: {settings.get('fixbot_config_extra') or 'none'}.",
@@ -179,9 +192,7 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
         ratios = []
         for base in ("oneshot", "bestofn"):
             if base in sides:
-                values = [
-                    _ratio(totals[r]["fixbot"]["fixed"], totals[r][base]["fixed"]) for r in runs
-                ]
+                values = [_paired_ratio(runs[r], base) for r in runs]
                 ratios.append(f"fixbot / {base}: {' / '.join(values)}")
         if ratios:
             lines += ["Ratios of fixed counts: " + "; ".join(ratios) + ".", ""]
