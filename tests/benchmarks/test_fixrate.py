@@ -274,3 +274,13 @@ def test_results_number_the_runs(tmp_path: Path) -> None:
     (tmp_path / "movedspec-design-2026-01-02-run1.jsonl").write_text("")
     (tmp_path / "movedspec-heldout-2026-01-02-run5.jsonl").write_text("")
     assert results.new("2026-01-03")[0] == 2
+
+
+def test_every_fixrate_block_in_the_docs_is_the_committed_rows() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    marked = [page for page in pages if page.is_file() and tables.BEGIN in page.read_text()]
+    assert marked, "no page holds the fix-rate tables"
+    for page in marked:
+        assert tables.main(["--check", str(page)]) == 0, (
+            f"python benchmarks/tables.py --write {page}"
+        )
