@@ -1,57 +1,61 @@
-"""Fix rate side by side on HumanEvalFix: a plain one-shot call against `fixbot fix`.
+"""Fix rate, measured honestly: fixbot beside three baselines, one judge, raw rows committed.
 
-The same tasks, the same model and endpoint, one run, two ways:
+The same tasks, the same model and endpoint, in one run, four sides:
 
-* **one-shot** (no fixbot): the whole buggy `solution.py` in, "reply with the whole corrected
-  file in one ```python block" (the test is not shown), one chat call at temperature 0 through
-  `fixbot.model.OpenAIModel` (so tokens are counted as fixbot counts them); the first ```python
-  block (else the first fenced block, else the whole reply) becomes `solution.py` in a fresh
-  copy, and `python -m pytest -q` runs on it in fixbot's bubblewrap sandbox (60 s): fixed means
-  exit code 0. Nothing else is asked of it (no ruff, no mypy, no second run).
-* **fixbot** with its defaults: `python -m fixbot fix REPO --model M --base-url URL --json
-  --sandbox bwrap` as a subprocess of this checkout's fixbot (PYTHONPATH set to it), each
-  task's own `.fixbot.yml` untouched unless `--fixbot-config-extra YAML` is given: that text
-  is appended (and committed) to every task's `.fixbot.yml`, and the header says what was
-  appended. Fixed means fixbot's pass definition, verified twice on clean copies (the gates
-  included: a fix with a new ruff or mypy finding is not a pass). The row comes from the JSON
-  summary and `REPO/.fixbot/out/evidence.json`.
+* `oneshot`: one greedy call (temperature 0). The prompt is what a user would paste into a
+  chat: the whole file under repair and the failing test run's output (`judge.failure_excerpt`:
+  pytest's FAILURES section, which shows the test's source up to the failing assertion and the
+  values it compared), asking for the whole corrected file in one ```python block. It is the
+  strongest simple prompt we can justify: the code, the failure, one clear reply shape, no
+  fixbot machinery.
+* `bestofn`: best-of-N at fixbot's budget. N is fixbot's most model calls at its defaults
+  (`max_iterations`, 4: read from the measured fixbot's `Config()`). N samples of the one-shot
+  prompt, the first greedy (the one-shot's own call, reused: the same request), the rest at
+  temperature 0.6 (between the optima Chen et al. 2021 report for pass@1, 0.2, and pass@100,
+  0.8), each judged; the tests' pass or fail is the only feedback; it stops at the first pass.
+* `twocall`: the script "fix, then rewrite from the spec". Call 1 is the one-shot (reused);
+  if it fails, call 2 (greedy) shows the same file and test output and asks to write the
+  failing function's body anew from its specification (whatever the docstring, the comments
+  and the test say).
+* `fixbot`: `python -m fixbot fix COPY --json --sandbox bwrap --out OUT` of the checkout at
+  `--fixbot-root` (default: this one), its defaults, the task's own `.fixbot.yml` (with
+  `--fixbot-config-extra` appended and committed, design split only).
 
-The data is not part of this project: `../shared/data/humanevalfix/` (or `--data DIR`), whose
-`make_repos.py` writes one failing git repository per task into a temporary folder. Run, e.g.
-with the local model (`../shared/tools/local-llm start`; one request at a time, so `--jobs 1`):
+One judge for every side (`benchmarks/judge.py`, no fixbot code): each candidate is a diff
+(`fix.diff` from fixbot's `--out`; a baseline's corrected file as `git diff`), applied to a
+clean copy of the task; a diff touching a test file is refused; the tests run in bubblewrap
+without network, with a per-test and a whole-run timeout (a hang is a failing test). fixbot's
+own verdict is recorded beside the judge's (`fixbot.claimed_fixed`), never counted.
 
-    python benchmarks/fixrate.py [--tasks 0-163:4] [--only oneshot|fixbot|both] [--out DIR]
-        [--resume] [--json] [--model fixbot-local] [--base-url http://127.0.0.1:8011/v1]
-        [--timeout 300] [--fixbot-timeout 2400] [--jobs 1]
-        [--fixbot-config-extra $'request_timeout_seconds: 600\\n']
+Splits (`benchmarks/corpora.py`): `design` is Python/0-39, `heldout` every second task from 40
+(62 tasks). The held-out split is for reporting only: it takes every task and every side,
+fixbot's committed code (a clean tree) at its defaults, no `--tasks`, `--sides`,
+`--fixbot-config-extra`, `--n` or `--out`; it keeps no evidence (no replies, no fixbot output)
+and prints only the totals.
 
-`--tasks` takes ranges, steps and lists of HumanEvalFix numbers (`0-39`, `0-163:4` for every
-fourth, `0,4,8`, `0-3,10`). `OPENAI_API_KEY` is passed on (default `local`). It prints a
-table, one row per task (one-shot fixed, tokens, seconds; fixbot status, model calls, tokens,
-seconds, failure category), then both sides' totals, the ratio fixbot-fixed / one-shot-fixed,
-fixbot's failures by category, the requests the server refused as too long (fixbot's
-`context_refused` log lines) and the largest request (prompt and reply tokens, as the server
-counted them); `--json` prints one JSON object instead. Counts from the same run, never timed
-assertions.
+Rows: one JSON line per task and side, appended as soon as it is known, to
+`benchmarks/results/<corpus>-<split>-<date>-run<k>.jsonl` (k: one more than the corpus-split's
+last run; `--resume` continues the last run, refusing one measured with other settings). A row
+holds the fixbot commit (the last one that changed `fixbot/`), the model, the settings, calls,
+tokens, seconds and the judge's verdict, and no task text (the data is from elsewhere).
+`benchmarks/tables.py` makes the tables from the committed rows. Evidence (prompts, replies,
+diffs, test output, fixbot's evidence.json) goes to `--out DIR` (default
+/tmp/fixrate-evidence/<corpus>-<split>-run<k>), never into the repository.
 
-A fixbot failure is put in the first category that fits, in this order: `hang` (the run, its
-baseline or an attempt's tests timed out), `context` (a context-window error or an HTTP 400),
-`refused` (every model attempt rejected before anything ran: no edit, protected path,
-unchanged, ...), `stuck` (escalated with a reason starting `stuck`), `wrong` (attempts ran,
-the tests still fail), `error` (anything else, e.g. exit code 3, with its reason).
-A `stuck` escalation whose every attempt was refused is `refused`; the totals count the stuck
-escalations, the model calls fixbot retried, and the attempts by verdict and reply shape.
+    ../shared/tools/local-llm start
+    OPENAI_API_KEY=local python benchmarks/fixrate.py --corpus humanevalfix --split design \\
+        [--tasks 0-9] [--sides oneshot,bestofn,twocall,fixbot] [--resume] \\
+        [--fixbot-root ../main] [--model fixbot-local] [--base-url http://127.0.0.1:8011/v1] \\
+        [--timeout 600] [--fixbot-timeout 2400] [--results DIR] [--out DIR]
 
-With `--out DIR` every measured side of every task is written as soon as it is known:
-`DIR/rows.jsonl` (one line per side and task), `DIR/TASK/oneshot.json` and `fixbot.json`,
-the one-shot candidate, and fixbot's `evidence.json`, `report.md`, `fix.diff` and stderr log.
-`--resume` skips what `DIR` already holds, so an interrupted run loses only the task it was on.
 Exit code 0 when the benchmark ran, whatever it fixed; 2 for a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -60,239 +64,98 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from importlib import metadata
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import corpora
+import tables
+from corpora import SPLITS, Task
+from judge import Judge, Verdict, failure_excerpt, file_diff
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "humanevalfix"
-JSONL = "humanevalpack_python.jsonl"
+RESULTS = ROOT / "benchmarks" / "results"
+EVIDENCE = Path(tempfile.gettempdir()) / "fixrate-evidence"
 DEFAULT_MODEL = "fixbot-local"
 DEFAULT_BASE_URL = "http://127.0.0.1:8011/v1"
-TEST_ARGV = ("python", "-m", "pytest", "-q")
-TEST_TIMEOUT_SECONDS = 60.0
-SIDES = ("oneshot", "fixbot")
-CATEGORIES = ("hang", "context", "refused", "stuck", "wrong", "error")
+SIDES = ("oneshot", "bestofn", "twocall", "fixbot")
+SCHEMA = 1
+SAMPLE_TEMPERATURE = 0.6
+MAX_TOKENS = 2048  # fixbot's own cap on a reply (fixbot/window.py MAX_REPLY_TOKENS)
 SYSTEM = "You are an expert Python programmer. You fix bugs in Python code."
-PROMPT = (
-    "This Python file has a bug; the test `tests/test_solution.py` fails. "
-    "Reply with the whole corrected file in one ```python block.\n\n"
-    "solution.py:\n```python\n{source}```\n"
+ONESHOT = (
+    "The tests fail on this code: `{source}` has a bug. Fix the bug in `{source}`; do not change "
+    "the tests. Reply with the whole corrected `{source}` in one ```python block.\n\n"
+    "`{source}`:\n```python\n{code}```\n\n"
+    "The failing test run (`python -m pytest -q`):\n```text\n{failure}\n```\n"
+)
+REWRITE = (
+    "The tests fail on this code: `{source}` has a bug in `{entry}`. A first attempt to fix it "
+    "did not pass. Do not patch the current body of `{entry}`: write its body anew from its "
+    "specification, what the docstring, the comments and the failing test below say it must "
+    "do. Keep the rest of the file as it is. Reply with the whole corrected `{source}` in one "
+    "```python block.\n\n"
+    "`{source}`:\n```python\n{code}```\n\n"
+    "The failing test run (`python -m pytest -q`):\n```text\n{failure}\n```\n"
 )
 _PYTHON_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
 _ANY_BLOCK = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.S)
 _CONTEXT = re.compile(
     r"HTTP 400|context (?:window|length|size)|n_ctx|maximum context|too many tokens", re.I
 )
-_TESTS_IN_DIFF = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?tests/|^diff --git a/tests/", re.M)
-_DIFF_FENCE = re.compile(r"^[ \t]*```[ \t]*(?:diff|patch)\b", re.M | re.I)
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+", re.M)
-_PYTHON_FENCE = re.compile(r"^[ \t]*```[ \t]*(?:python3?|py)\b", re.M | re.I)
-_FENCE = re.compile(r"^[ \t]*```", re.M)
 _RETRY = re.compile(r'"event": "model_retry"|\bmodel_retry\b')
-_REFUSED = re.compile(r'"event": "context_refused"|\bcontext_refused\b')
-_RAN = frozenset({"pass", "fail", "applied"})  # verdicts of an attempt whose tests ran
-_CAP = 400  # characters of a reply or a problem kept in a row
+_RAN = frozenset({"pass", "fail", "applied"})  # fixbot verdicts of an attempt whose tests ran
+FIXBOT_CATEGORIES = ("hang", "context", "refused", "stuck", "wrong", "error")
 
 
-# --- the fixbot seam: every fixbot name this script uses is imported here, and only here ---
+# --- the model: the openai SDK directly, nothing of fixbot's ---
 
 
 @dataclass(frozen=True)
-class Answer:
+class Call:
     text: str
+    temperature: float
     prompt_tokens: int
     completion_tokens: int
-    estimated: bool  # the server reported no usage: fixbot's local estimate
     seconds: float
+    estimated: bool = False  # the server sent no usage: characters / 4
     error: str = ""
 
 
-@dataclass(frozen=True)
-class TestRun:
-    returncode: int
-    timed_out: bool
-    seconds: float
-    tail: str
-    error: str = ""  # the sandbox itself failed
+class Chat:
+    def __init__(self, model: str, base_url: str, api_key: str, timeout: float) -> None:
+        import openai
 
-
-@dataclass(frozen=True)
-class Seams:
-    ask: Callable[[list[dict[str, str]]], Answer]
-    run_tests: Callable[[Path], TestRun]
-    close: Callable[[], None]
-    sandbox: str
-
-
-def fixbot_seams(model: str, base_url: str, api_key: str, timeout: float) -> Seams:
-    """The one-shot side's model client and sandbox, fixbot's own (so tokens are counted and
-    tests run as fixbot counts and runs them), through the packages' faces."""
-    from fixbot.model.client import OpenAIModel
-    from fixbot.sandbox import Limits, RunSpec, choose
-
-    client = OpenAIModel(
-        model=model, api_key=api_key, base_url=base_url, timeout_seconds=timeout, max_retries=1
-    )
-    sandbox = choose("bwrap")
-    limits = Limits(timeout_seconds=TEST_TIMEOUT_SECONDS)
-
-    def ask(messages: list[dict[str, str]]) -> Answer:
-        started = time.monotonic()
-        try:
-            reply = client.complete(
-                messages, temperature=0.0, deadline=time.time() + 2 * timeout + 30
-            )
-        except Exception as exc:  # ModelUnreachable, DeadlinePassed: the row says which
-            return Answer("", 0, 0, False, time.monotonic() - started, _describe(exc))
-        return Answer(
-            reply.text,
-            reply.prompt_tokens,
-            reply.completion_tokens,
-            reply.estimated,
-            time.monotonic() - started,
+        self.model = model
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0
         )
 
-    def run_tests(workspace: Path) -> TestRun:
-        with tempfile.TemporaryDirectory(prefix="fixrate-out-") as outputs:
-            spec = RunSpec(workspace=workspace, outputs=Path(outputs), limits=limits)
-            try:
-                done = sandbox.run(TEST_ARGV, spec)
-            except Exception as exc:  # SandboxFailed: the sandbox, not the candidate
-                return TestRun(-1, False, 0.0, "", _describe(exc))
-        return TestRun(done.returncode, done.timed_out, done.seconds, done.tail(1500))
+    def ask(self, messages: list[dict[str, str]], temperature: float) -> Call:
+        started = time.monotonic()
+        try:
+            reply = self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=temperature,
+                max_tokens=MAX_TOKENS,
+            )
+        except Exception as exc:  # a timeout, a refusal: the row says which
+            seconds = time.monotonic() - started
+            return Call("", temperature, 0, 0, seconds, error=f"{type(exc).__name__}: {exc}"[:300])
+        seconds = time.monotonic() - started
+        text = (reply.choices[0].message.content or "") if reply.choices else ""
+        if reply.usage is None:
+            prompt = sum(len(m["content"]) for m in messages) // 4
+            return Call(text, temperature, prompt, len(text) // 4, seconds, estimated=True)
+        usage = reply.usage
+        return Call(text, temperature, usage.prompt_tokens, usage.completion_tokens, seconds)
 
-    def close() -> None:
-        client.close()
-        sandbox.close()
-
-    return Seams(ask, run_tests, close, f"bwrap: {sandbox.describe()}")
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
-# --- settings, tasks, repositories ---
-
-
-@dataclass(frozen=True)
-class Settings:
-    model: str
-    base_url: str
-    api_key: str
-    timeout: float
-    fixbot_timeout: float
-    config_extra: str
-    sides: tuple[str, ...]
-
-    def recorded(self) -> dict[str, Any]:
-        """What --resume must find unchanged (never the key)."""
-        return {"model": self.model, "base_url": self.base_url, "config_extra": self.config_extra}
-
-
-@dataclass(frozen=True)
-class Task:
-    number: int
-    repo: Path
-
-    @property
-    def id(self) -> str:
-        return f"Python/{self.number}"
-
-    @property
-    def slug(self) -> str:
-        return f"Python_{self.number}"
-
-
-def parse_tasks(spec: str) -> list[int]:
-    """`0-39`, `0,4,8`, `0-3,10`, `0-163:4` (every fourth) -> sorted task numbers."""
-    chosen: set[int] = set()
-    for part in (p.strip() for p in spec.split(",")):
-        if not part:
-            continue
-        span, colon, step = part.partition(":")
-        first, dash, last = span.partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()) or (colon and not step.isdigit()):
-            raise argparse.ArgumentTypeError(f"not a task number or range: {part!r}")
-        low, high = int(first), int(last) if dash else int(first)
-        if low > high or (colon and int(step) < 1):
-            raise argparse.ArgumentTypeError(f"empty range: {part!r}")
-        chosen.update(range(low, high + 1, int(step) if colon else 1))
-    if not chosen:
-        raise argparse.ArgumentTypeError("no tasks")
-    return sorted(chosen)
-
-
-def describe_tasks(numbers: Sequence[int]) -> str:
-    """`Python/0..Python/3, Python/7` for [0, 1, 2, 3, 7]."""
-    spans: list[list[int]] = []
-    for n in numbers:
-        if spans and n == spans[-1][1] + 1:
-            spans[-1][1] = n
-        else:
-            spans.append([n, n])
-    return ", ".join(f"Python/{a}" if a == b else f"Python/{a}..Python/{b}" for a, b in spans)
-
-
-def count_tasks(data: Path) -> int:
-    with (data / JSONL).open(encoding="utf-8") as lines:
-        return sum(1 for line in lines if line.strip())
-
-
-def build_repos(data: Path, dest: Path, numbers: Sequence[int]) -> list[Task]:
-    """HumanEvalFix's failing repositories for `numbers`, written by the data's make_repos.py."""
-    argv = [sys.executable, str(data / "make_repos.py"), str(data / JSONL), str(dest)]
-    argv += ["--limit", str(max(numbers) + 1)]
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    tasks = [Task(n, dest / f"Python_{n}") for n in numbers]
-    missing = [t.id for t in tasks if not (t.repo / "solution.py").is_file()]
-    if missing:
-        raise SystemExit(f"fixrate: make_repos.py wrote no repository for {', '.join(missing)}")
-    return tasks
-
-
-def fresh_copy(repo: Path, dest: Path) -> Path:
-    shutil.copytree(repo, dest, ignore=shutil.ignore_patterns(".git", ".fixbot"))
-    return dest
-
-
-# --- the one-shot side ---
-
-
-@dataclass
-class OneShotRow:
-    task: str
-    fixed: bool
-    shape: str  # python block | other block | no block | empty | no reply
-    unchanged: bool  # the candidate is the buggy file again
-    prompt_tokens: int
-    completion_tokens: int
-    tokens: int
-    estimated: bool
-    model_seconds: float
-    test_seconds: float
-    seconds: float
-    returncode: int
-    timed_out: bool
-    error: str
-    test_tail: str
-    reply: str
-
-
-def oneshot_messages(source: str) -> list[dict[str, str]]:
-    text = source if source.endswith("\n") else source + "\n"
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": PROMPT.format(source=text)},
-    ]
+    def close(self) -> None:
+        self._client.close()
 
 
 def extract_code(reply: str) -> tuple[str, str]:
@@ -307,63 +170,297 @@ def extract_code(reply: str) -> tuple[str, str]:
     return reply, "no block"
 
 
-def run_oneshot(task: Task, seams: Seams, keep: Path | None) -> OneShotRow:
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="fixrate-oneshot-") as scratch:
-        work = fresh_copy(task.repo, Path(scratch) / "repo")
-        source = (work / "solution.py").read_text(encoding="utf-8")
-        answer = seams.ask(oneshot_messages(source))
-        candidate, shape = extract_code(answer.text)
-        run = TestRun(-1, False, 0.0, "")
-        if not answer.error:
-            (work / "solution.py").write_text(candidate, encoding="utf-8")
-            run = seams.run_tests(work)
-        if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)
-            (keep / "oneshot-solution.py").write_text(candidate, encoding="utf-8")
-    return OneShotRow(
-        task=task.id,
-        fixed=not answer.error and not run.error and run.returncode == 0 and not run.timed_out,
-        shape="no reply" if answer.error else shape,
-        unchanged=candidate.strip() == source.strip(),
-        prompt_tokens=answer.prompt_tokens,
-        completion_tokens=answer.completion_tokens,
-        tokens=answer.prompt_tokens + answer.completion_tokens,
-        estimated=answer.estimated,
-        model_seconds=round(answer.seconds, 2),
-        test_seconds=round(run.seconds, 2),
-        seconds=round(time.monotonic() - started, 2),
-        returncode=run.returncode,
-        timed_out=run.timed_out,
-        error=answer.error or run.error,
-        test_tail=run.tail[-600:],
-        reply=answer.text,
+def messages_for(template: str, task: Task, code: str, failure: str) -> list[dict[str, str]]:
+    text = template.format(
+        source=task.source,
+        entry=task.entry_point,
+        code=code if code.endswith("\n") else code + "\n",
+        failure=failure,
     )
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
 
 
-# --- the fixbot side ---
+# --- settings and where rows go ---
+
+
+@dataclass(frozen=True)
+class FixbotBuild:
+    root: Path
+    commit: str
+    dirty: str  # "" for a clean tree, else the SHA-256 of `git diff HEAD -- fixbot`
+    max_calls: int  # its most model calls at its defaults
+
+    def label(self) -> str:
+        return self.commit[:12] + ("+dirty" if self.dirty else "")
+
+
+@dataclass(frozen=True)
+class Settings:
+    corpus: str
+    split: str
+    model: str
+    base_url: str
+    api_key: str = field(repr=False)
+    n: int
+    timeout: float
+    fixbot_timeout: float
+    config_extra: str
+    sides: tuple[str, ...]
+    judge: Mapping[str, object]
+
+    def recorded(self) -> dict[str, Any]:
+        """What every row carries and --resume must find unchanged (never the key)."""
+        return {
+            "n": self.n,
+            "sample_temperature": SAMPLE_TEMPERATURE,
+            "max_tokens": MAX_TOKENS,
+            "request_timeout": self.timeout,
+            "fixbot_timeout": self.fixbot_timeout,
+            "fixbot_config_extra": self.config_extra,
+            "judge": dict(self.judge),
+        }
+
+
+def git_line(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def tree_state(root: Path, folder: str) -> tuple[str, str]:
+    """(the last commit that changed `folder`: the code measured, whatever came after it; ""
+    or the SHA-256 of the uncommitted changes under `folder`)."""
+    commit = git_line(root, "log", "-1", "--format=%H", "--", folder) or "unknown"
+    changes = git_line(root, "diff", "HEAD", "--", folder)
+    untracked = git_line(root, "ls-files", "--others", "--exclude-standard", "--", folder)
+    if not changes and not untracked:
+        return commit, ""
+    return commit, hashlib.sha256((changes + untracked).encode()).hexdigest()[:16]
+
+
+def fixbot_build(root: Path) -> FixbotBuild:
+    """The fixbot at `root`: its commit, and its most model calls at its defaults."""
+    probe = (
+        "import json; from fixbot.config import Config; c = Config(); "
+        "print(json.dumps([c.max_iterations, c.reflection, c.parallel.candidates]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=root
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"fixrate: cannot read fixbot's defaults at {root}: {done.stderr[-500:]}")
+    iterations, reflection, candidates = json.loads(done.stdout)
+    if reflection or candidates != 1:
+        raise SystemExit(
+            "fixrate: fixbot's defaults ask more than one call an attempt (reflection or "
+            "parallel candidates): say what N is with --n"
+        )
+    commit, dirty = tree_state(root, "fixbot")
+    return FixbotBuild(root, commit, dirty, int(iterations))
+
+
+class Results:
+    """`DIR/<corpus>-<split>-<date>-run<k>.jsonl`, one line per task and side."""
+
+    def __init__(self, folder: Path, corpus: str, split: str) -> None:
+        self.folder = folder
+        self.prefix = f"{corpus}-{split}-"
+
+    def runs(self) -> list[tuple[int, Path]]:
+        found = []
+        for path in self.folder.glob(f"{self.prefix}*-run*.jsonl"):
+            match = re.fullmatch(
+                rf"{re.escape(self.prefix)}\d{{4}}-\d\d-\d\d-run(\d+)\.jsonl", path.name
+            )
+            if match:
+                found.append((int(match.group(1)), path))
+        return sorted(found)
+
+    def new(self, today: str) -> tuple[int, Path]:
+        runs = self.runs()
+        k = runs[-1][0] + 1 if runs else 1
+        return k, self.folder / f"{self.prefix}{today}-run{k}.jsonl"
+
+    def last(self) -> tuple[int, Path] | None:
+        runs = self.runs()
+        return runs[-1] if runs else None
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def append_row(path: Path, row: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as lines:
+        lines.write(json.dumps(row, sort_keys=True) + "\n")
+        lines.flush()
+        os.fsync(lines.fileno())
+
+
+def same_setting(row: Mapping[str, Any], head: Mapping[str, Any]) -> bool:
+    keys = ("corpus", "split", "model", "base_url", "fixbot_commit", "fixbot_dirty", "settings")
+    return all(row.get(key) == head.get(key) for key in keys)
+
+
+class Evidence:
+    """Prompts, replies, diffs and test output under DIR/TASK/ (never in the repository);
+    nothing at all for the held-out split."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def write(self, task: Task, name: str, text: str) -> None:
+        if self.folder is not None:
+            path = self.folder / task.slug / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+
+    def read(self, task: Task, name: str) -> str | None:
+        if self.folder is None or not (self.folder / task.slug / name).is_file():
+            return None
+        return (self.folder / task.slug / name).read_text(encoding="utf-8")
+
+    def keep(self, task: Task, source: Path, name: str) -> None:
+        if self.folder is not None and source.exists():
+            dest = self.folder / task.slug / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, dest, dirs_exist_ok=True)
+            else:
+                shutil.copy2(source, dest)
+
+
+# --- the sides ---
 
 
 @dataclass
-class FixbotRow:
-    task: str
-    status: str
-    exit_code: int
-    fixed: bool
-    model_calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    tokens: int
-    seconds: float
-    touched_tests: bool  # the final diff touches tests/: must never happen
-    category: str  # "" when fixed or already passing
-    reason: str
-    timed_out: bool  # fixbot itself ran past --fixbot-timeout
-    retries: int  # model calls fixbot retried (its log's model_retry lines: timeouts, 5xx)
-    context_refusals: int = 0  # requests the server refused as too long (context_refused)
-    largest_request: int = 0  # the most tokens one attempt's call took (prompt + reply)
-    escalation: str = ""  # the evidence's escalation kind, where fixbot records one
-    attempts: list[dict[str, Any]] = field(default_factory=list)
+class Context:
+    settings: Settings
+    fixbot: FixbotBuild
+    judge: Judge
+    chat: Chat | None
+    evidence: Evidence
+    harness: tuple[str, str]  # this benchmark's commit, and "" or its uncommitted changes' hash
+
+
+@dataclass
+class Prepared:
+    """A task, and its buggy code judged (what the prompts show)."""
+
+    task: Task
+    code: str
+    baseline: Verdict
+    failure: str
+    expected: int  # the tests the buggy code's run had: a pass needs as many
+    first: Call | None = None  # the one-shot's call, reused by best-of-N and two-call
+
+
+@dataclass
+class Outcome:
+    fixed: bool = False
+    verdict: str = "no-reply"
+    judge: dict[str, object] = field(default_factory=dict)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    fixed_at_call: int | None = None
+    diff: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # the fixbot side's own facts
+
+
+def prepare(task: Task, ctx: Context) -> Prepared:
+    code = (task.repo / task.source).read_text(encoding="utf-8")
+    baseline = ctx.judge.baseline(task)
+    failure = failure_excerpt(baseline.output)
+    ctx.evidence.write(task, "baseline.txt", baseline.output)
+    return Prepared(task, code, baseline, failure, max(1, baseline.collected))
+
+
+def _call_record(call: Call, shape: str, verdict: Verdict | None, reused: bool) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "temperature": call.temperature,
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "seconds": round(call.seconds, 2),
+        "shape": shape if not call.error else "no reply",
+        "verdict": verdict.verdict if verdict is not None else "no-reply",
+    }
+    if call.estimated:
+        record["estimated"] = True
+    if call.error:
+        record["error"] = call.error
+    if reused:
+        record["reused"] = "oneshot"  # the same request as the one-shot's: asked once
+    return record
+
+
+def try_call(
+    ctx: Context, prep: Prepared, call: Call, name: str, outcome: Outcome, reused: bool = False
+) -> bool:
+    """Judge one call's candidate, record it in `outcome`; True when it passed."""
+    ctx.evidence.write(prep.task, f"{name}.reply.md", call.text or call.error)
+    verdict: Verdict | None = None
+    shape = "no reply"
+    if not call.error:
+        candidate, shape = extract_code(call.text)
+        diff = file_diff(prep.task, candidate) if candidate.strip() else ""
+        verdict = ctx.judge.judge(prep.task, diff, expected=prep.expected)
+        ctx.evidence.write(prep.task, f"{name}.diff", diff)
+        ctx.evidence.write(prep.task, f"{name}.judge.txt", verdict.output)
+        outcome.diff, outcome.verdict, outcome.judge = diff, verdict.verdict, verdict.brief()
+        outcome.fixed = verdict.fixed
+    outcome.calls.append(_call_record(call, shape, verdict, reused))
+    if outcome.fixed:
+        outcome.fixed_at_call = len(outcome.calls)
+    return outcome.fixed
+
+
+def first_call(ctx: Context, prep: Prepared) -> tuple[Call, bool]:
+    """The one-shot's greedy call: this run's (reused), the evidence's (a resumed run), or a new
+    one. True when it was asked before (by the one-shot side)."""
+    if prep.first is not None:
+        return prep.first, True
+    kept = ctx.evidence.read(prep.task, "oneshot.call.json")
+    if kept is not None:
+        prep.first = Call(**json.loads(kept))
+        return prep.first, True
+    assert ctx.chat is not None
+    prep.first = ctx.chat.ask(messages_for(ONESHOT, prep.task, prep.code, prep.failure), 0.0)
+    ctx.evidence.write(prep.task, "oneshot.call.json", json.dumps(prep.first.__dict__))
+    return prep.first, False
+
+
+def side_oneshot(ctx: Context, prep: Prepared) -> Outcome:
+    outcome = Outcome()
+    call, asked_before = first_call(ctx, prep)
+    try_call(ctx, prep, call, "oneshot", outcome, reused=asked_before)
+    return outcome
+
+
+def side_bestofn(ctx: Context, prep: Prepared) -> Outcome:
+    outcome = Outcome()
+    call, asked_before = first_call(ctx, prep)
+    if try_call(ctx, prep, call, "bestofn-1", outcome, reused=asked_before):
+        return outcome
+    assert ctx.chat is not None
+    messages = messages_for(ONESHOT, prep.task, prep.code, prep.failure)
+    for k in range(2, ctx.settings.n + 1):
+        sample = ctx.chat.ask(messages, SAMPLE_TEMPERATURE)
+        if try_call(ctx, prep, sample, f"bestofn-{k}", outcome):
+            break
+    return outcome
+
+
+def side_twocall(ctx: Context, prep: Prepared) -> Outcome:
+    outcome = Outcome()
+    call, asked_before = first_call(ctx, prep)
+    if try_call(ctx, prep, call, "twocall-1", outcome, reused=asked_before):
+        return outcome
+    assert ctx.chat is not None
+    rewrite = ctx.chat.ask(messages_for(REWRITE, prep.task, prep.code, prep.failure), 0.0)
+    try_call(ctx, prep, rewrite, "twocall-2", outcome)
+    return outcome
 
 
 @dataclass(frozen=True)
@@ -374,13 +471,10 @@ class Process:
     timed_out: bool
 
 
-def run_process(
-    argv: Sequence[str], env: Mapping[str, str], timeout: float, stderr: Path
-) -> Process:
-    """argv to completion or `timeout` (then its whole process group is killed), never through
-    a shell; stderr goes to a file."""
+def run_process(argv: Sequence[str], env: Mapping[str, str], timeout: float, log: Path) -> Process:
+    """argv to completion or `timeout` (then its whole process group is killed)."""
     started = time.monotonic()
-    with stderr.open("wb") as err:
+    with log.open("wb") as err:
         child = subprocess.Popen(
             list(argv),
             env=dict(env),
@@ -396,23 +490,9 @@ def run_process(
             os.killpg(child.pid, signal.SIGKILL)
             out, _ = child.communicate()
             timed_out = True
-    text = out.decode("utf-8", "replace")
-    return Process(child.returncode, text, time.monotonic() - started, timed_out)
-
-
-def fixbot_argv(repo: Path, settings: Settings) -> list[str]:
-    argv = [sys.executable, "-m", "fixbot", "fix", str(repo), "--model", settings.model]
-    return [*argv, "--base-url", settings.base_url, "--json", "--sandbox", "bwrap"]
-
-
-def append_config(repo: Path, extra: str) -> None:
-    """`extra` appended to the task's .fixbot.yml and committed (fixbot refuses a dirty tree)."""
-    config = repo / ".fixbot.yml"
-    text = config.read_text(encoding="utf-8")
-    glue = "" if text.endswith("\n") else "\n"
-    config.write_text(text + glue + extra.rstrip("\n") + "\n", encoding="utf-8")
-    git = ["git", "-C", str(repo), "-c", "user.name=fixrate", "-c", "user.email=fixrate@invalid"]
-    subprocess.run([*git, "commit", "-qam", "fixrate: --fixbot-config-extra"], check=True)
+    return Process(
+        child.returncode, out.decode("utf-8", "replace"), time.monotonic() - started, timed_out
+    )
 
 
 def last_json_object(text: str) -> dict[str, Any]:
@@ -436,30 +516,12 @@ def read_json(path: Path) -> dict[str, Any]:
 
 def model_attempts(evidence: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The attempts a model call answered (attempt 0 is ruff's own, no call)."""
-    attempts = evidence.get("attempts") or []
     return [
         a
-        for a in attempts
+        for a in evidence.get("attempts") or []
         if a.get("number", 0) >= 1
         and (a.get("reply") or a.get("prompt_tokens", 0) + a.get("completion_tokens", 0))
     ]
-
-
-def reply_shape(reply: str) -> str:
-    """What a fixbot attempt's reply held, roughly (no fixbot parser: it is being moved).
-    Fences count only at the start of a line: replies often quote fixbot's own feedback
-    ("no ```diff block ...") in their prose."""
-    if not reply.strip():
-        return "empty"
-    if _DIFF_FENCE.search(reply) or _HUNK.search(reply):
-        return "diff"
-    if "<<<<<<< SEARCH" in reply:
-        return "search/replace"
-    if _PYTHON_FENCE.search(reply):
-        return "python block"
-    if _FENCE.search(reply):
-        return "other block"
-    return "prose only"
 
 
 def _check_status(attempt: Mapping[str, Any]) -> str:
@@ -467,33 +529,19 @@ def _check_status(attempt: Mapping[str, Any]) -> str:
     return str(check.get("status", "")) if isinstance(check, Mapping) else ""
 
 
-def attempt_digest(attempt: Mapping[str, Any]) -> dict[str, Any]:
-    reply = str(attempt.get("reply", ""))
-    return {
-        "number": attempt.get("number"),
-        "verdict": attempt.get("verdict"),
-        "shape": reply_shape(reply),
-        "asked": attempt.get("shape", ""),
-        "temperature": attempt.get("temperature"),
-        "check": _check_status(attempt),
-        "prompt_tokens": attempt.get("prompt_tokens", 0),
-        "completion_tokens": attempt.get("completion_tokens", 0),
-        "tokens": attempt.get("prompt_tokens", 0) + attempt.get("completion_tokens", 0),
-        "problems": [str(p)[:_CAP] for p in (attempt.get("problems") or [])[:3]],
-        "reply_head": reply[:_CAP],
-    }
-
-
 def categorize(status: str, reason: str, evidence: Mapping[str, Any], timed_out: bool) -> str:
-    """The failure's category (see the module docstring); "" for a fix."""
+    """Why fixbot did not fix it, by its own evidence ("" when it says it fixed it): the first
+    that fits of hang, context, refused, stuck, wrong, error."""
     if status in ("fixed", "already_passing"):
         return ""
     attempts = model_attempts(evidence)
     baseline = evidence.get("baseline")
     baseline_status = baseline.get("status") if isinstance(baseline, Mapping) else ""
-    if timed_out or baseline_status == "timeout":  # a model call's timeout is an `error`
-        return "hang"
-    if any(_check_status(a) == "timeout" for a in attempts):
+    if (
+        timed_out
+        or baseline_status == "timeout"
+        or any(_check_status(a) == "timeout" for a in attempts)
+    ):
         return "hang"
     problems = [str(p) for a in attempts for p in (a.get("problems") or [])]
     if _CONTEXT.search(reason) or any(_CONTEXT.search(p) for p in problems):
@@ -507,370 +555,162 @@ def categorize(status: str, reason: str, evidence: Mapping[str, Any], timed_out:
     return "error"
 
 
-@dataclass(frozen=True)
-class Log:
-    tail: str  # its last lines, for a run that left no summary
-    retries: int
-    context_refusals: int  # requests the server refused as too long for the window
+def _attempt_digest(attempt: Mapping[str, Any]) -> dict[str, Any]:
+    """An attempt as a row holds it: its kind and counts, never its text."""
+    return {
+        "number": attempt.get("number"),
+        "verdict": attempt.get("verdict"),
+        "asked": attempt.get("shape", ""),
+        "temperature": attempt.get("temperature"),
+        "check": _check_status(attempt),
+        "prompt_tokens": attempt.get("prompt_tokens", 0),
+        "completion_tokens": attempt.get("completion_tokens", 0),
+    }
 
 
-def read_log(path: Path, lines: int = 5) -> Log:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return Log("", 0, 0)
-    tail = " | ".join(text.strip().splitlines()[-lines:])
-    every = text.splitlines()
-    return Log(
-        tail,
-        sum(1 for line in every if _RETRY.search(line)),
-        sum(1 for line in every if _REFUSED.search(line)),
-    )
-
-
-def run_fixbot(task: Task, settings: Settings, keep: Path | None) -> FixbotRow:
-    if settings.config_extra:
-        append_config(task.repo, settings.config_extra)
-    # This checkout's fixbot, whatever else is installed.
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+def side_fixbot(ctx: Context, prep: Prepared) -> Outcome:
+    settings, task = ctx.settings, prep.task
+    # The measured checkout's fixbot, whatever else is installed.
+    path = os.pathsep.join(filter(None, [str(ctx.fixbot.root), os.environ.get("PYTHONPATH", "")]))
     env = {**os.environ, "OPENAI_API_KEY": settings.api_key, "PYTHONPATH": path}
     with tempfile.TemporaryDirectory(prefix="fixrate-fixbot-") as scratch:
-        stderr = Path(scratch) / "fixbot-stderr.log"
-        done = run_process(fixbot_argv(task.repo, settings), env, settings.fixbot_timeout, stderr)
-        out = task.repo / ".fixbot" / "out"
-        if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)
-            for name in ("evidence.json", "report.md", "fix.diff"):
-                if (out / name).is_file():
-                    shutil.copy2(out / name, keep / name)
-            shutil.copy2(stderr, keep / stderr.name)
+        repo = shutil.copytree(task.repo, Path(scratch) / "repo", symlinks=True)
+        if settings.config_extra:
+            config = repo / ".fixbot.yml"
+            text = config.read_text(encoding="utf-8")
+            glue = "" if text.endswith("\n") else "\n"
+            config.write_text(text + glue + settings.config_extra.rstrip("\n") + "\n")
+            corpora.commit_all(repo, "fixrate: --fixbot-config-extra")
+        out, log = Path(scratch) / "out", Path(scratch) / "fixbot-stderr.log"
+        argv = [sys.executable, "-m", "fixbot", "fix", str(repo), "--model", settings.model]
+        argv += ["--base-url", settings.base_url, "--json", "--sandbox", "bwrap"]
+        argv += ["--out", str(out)]
+        done = run_process(argv, env, settings.fixbot_timeout, log)
+        ctx.evidence.keep(task, out, "fixbot-out")
+        ctx.evidence.keep(task, log, "fixbot-stderr.log")
+        shipped = out / "fix.diff"
+        diff = shipped.read_text(encoding="utf-8") if shipped.is_file() else ""
         summary = last_json_object(done.stdout)
         evidence = read_json(out / "evidence.json")
-        log = read_log(stderr)
-    return fixbot_row(task, summary, evidence, done, log)
-
-
-def fixbot_row(
-    task: Task,
-    summary: Mapping[str, Any],
-    evidence: Mapping[str, Any],
-    done: Process,
-    log: Log,
-) -> FixbotRow:
+        retries = len(_RETRY.findall(log.read_text(errors="replace")))
     status = str(summary.get("status") or evidence.get("status") or "error")
     reason = str(summary.get("reason") or evidence.get("reason") or "")
     if done.timed_out:
-        status, reason = "error", f"fixbot ran past --fixbot-timeout ({done.seconds:.0f} s)"
-    elif not summary and not evidence:
-        reason = f"exit code {done.returncode}, no summary: {log.tail}"
-    tokens = summary.get("tokens") or evidence.get("tokens") or {}
-    diff = str(evidence.get("diff") or "")
+        status = "error"
     attempts = model_attempts(evidence)
-    return FixbotRow(
-        task=task.id,
-        status=status,
-        exit_code=done.returncode,
-        fixed=status == "fixed",
-        model_calls=len(attempts),
-        prompt_tokens=int(tokens.get("prompt", 0)),
-        completion_tokens=int(tokens.get("completion", 0)),
-        tokens=int(tokens.get("total", 0)),
-        seconds=round(done.seconds, 2),
-        touched_tests=bool(_TESTS_IN_DIFF.search(diff)),
-        category=categorize(status, reason, evidence, done.timed_out),
-        reason=reason,
-        timed_out=done.timed_out,
-        retries=log.retries,
-        context_refusals=log.context_refusals,
-        largest_request=max(
-            (a.get("prompt_tokens", 0) + a.get("completion_tokens", 0) for a in attempts),
-            default=0,
-        ),
-        escalation=str(evidence.get("escalation") or ""),
-        attempts=[attempt_digest(a) for a in evidence.get("attempts") or []],
+    tokens = summary.get("tokens") or evidence.get("tokens") or {}
+    outcome = Outcome(diff=diff)
+    verdict = ctx.judge.judge(task, diff, expected=prep.expected) if diff.strip() else None
+    if verdict is not None:
+        ctx.evidence.write(task, "fixbot.judge.txt", verdict.output)
+        outcome.fixed, outcome.verdict = verdict.fixed, verdict.verdict
+        outcome.judge = verdict.brief()
+    else:
+        outcome.verdict = "no-diff"
+    passed = [i for i, a in enumerate(attempts, 1) if a.get("verdict") == "pass"]
+    outcome.fixed_at_call = (passed[-1] if passed else len(attempts)) if outcome.fixed else None
+    outcome.calls = [
+        {
+            "temperature": a.get("temperature"),
+            "prompt_tokens": a.get("prompt_tokens", 0),
+            "completion_tokens": a.get("completion_tokens", 0),
+        }
+        for a in attempts
+    ]
+    outcome.extra = {
+        "status": status,
+        "exit_code": done.returncode,
+        "claimed_fixed": status == "fixed",
+        "category": categorize(status, reason, evidence, done.timed_out),
+        "escalation": str(evidence.get("escalation") or ""),
+        "timed_out": done.timed_out,
+        "fixbot_seconds": round(done.seconds, 2),
+        "retries": retries,
+        "tokens": {k: int(tokens.get(k, 0)) for k in ("prompt", "completion", "total")},
+        "attempts": [_attempt_digest(a) for a in evidence.get("attempts") or []],
+    }
+    return outcome
+
+
+RUNNERS: dict[str, Callable[[Context, Prepared], Outcome]] = {
+    "oneshot": side_oneshot,
+    "bestofn": side_bestofn,
+    "twocall": side_twocall,
+    "fixbot": side_fixbot,
+}
+
+
+# --- rows ---
+
+
+def make_row(
+    ctx: Context, prep: Prepared, side: str, outcome: Outcome, seconds: float, run: int, date: str
+) -> dict[str, Any]:
+    settings, task = ctx.settings, prep.task
+    lines = outcome.diff.splitlines()
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    if side == "fixbot":
+        tokens = outcome.extra["tokens"]
+        prompt, completion = tokens["prompt"], tokens["completion"]
+    else:
+        prompt = sum(c["prompt_tokens"] for c in outcome.calls)
+        completion = sum(c["completion_tokens"] for c in outcome.calls)
+    row: dict[str, Any] = {
+        "schema": SCHEMA,
+        "corpus": settings.corpus,
+        "split": settings.split,
+        "run": run,
+        "date": date,
+        "task": task.id,
+        "number": task.number,
+        "layout": task.layout,
+        "side": side,
+        "fixbot_commit": ctx.fixbot.commit,
+        "fixbot_dirty": ctx.fixbot.dirty,
+        "harness_commit": ctx.harness[0],
+        "harness_dirty": ctx.harness[1],
+        "model": settings.model,
+        "base_url": settings.base_url,
+        "settings": settings.recorded(),
+        "fixed": outcome.fixed,
+        "verdict": outcome.verdict,
+        "judge": outcome.judge,
+        "calls": len(outcome.calls),
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "tokens": prompt + completion,
+        "seconds": round(seconds, 2),
+        "fixed_at_call": outcome.fixed_at_call,
+        "call_log": outcome.calls,
+        "diff_sha256": hashlib.sha256(outcome.diff.encode()).hexdigest() if outcome.diff else "",
+        "diff_added": added,
+        "diff_removed": removed,
+        "baseline": {
+            "verdict": prep.baseline.verdict,
+            "passed": prep.baseline.passed,
+            "failed": prep.baseline.failed,
+            "seconds": round(prep.baseline.seconds, 2),
+        },
+    }
+    if side == "fixbot":
+        row["fixbot"] = outcome.extra
+    return row
+
+
+def note(row: Mapping[str, Any]) -> str:
+    text = (
+        f"{row['task']} {row['side']}: {'FIXED' if row['fixed'] else 'not fixed'} "
+        f"({row['verdict']}), {row['calls']} calls, {row['tokens']} tokens, {row['seconds']:.0f} s"
     )
-
-
-# --- rows on disk: incremental, resumable ---
-
-
-class Store:
-    """Each side of each task under DIR/TASK/SIDE.json and one line in DIR/rows.jsonl, written
-    the moment it is measured; nothing at all without --out."""
-
-    def __init__(self, out: Path | None) -> None:
-        self.out = out
-        self._lock = threading.Lock()
-
-    def folder(self, task: Task) -> Path | None:
-        return None if self.out is None else self.out / task.slug
-
-    def load(self, task: Task, side: str) -> dict[str, Any] | None:
-        folder = self.folder(task)
-        if folder is None or not (folder / f"{side}.json").is_file():
-            return None
-        return read_json(folder / f"{side}.json") or None
-
-    def save(self, task: Task, side: str, row: dict[str, Any]) -> None:
-        folder = self.folder(task)
-        if folder is None or self.out is None:
-            return
-        with self._lock:
-            folder.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(row, indent=2, sort_keys=True) + "\n"
-            partial = folder / f".{side}.json.partial"
-            partial.write_text(text, encoding="utf-8")
-            partial.replace(folder / f"{side}.json")
-            with (self.out / "rows.jsonl").open("a", encoding="utf-8") as lines:
-                lines.write(json.dumps({"side": side, **row}, sort_keys=True) + "\n")
-
-
-def check_out_dir(out: Path, settings: Settings, resume: bool) -> str:
-    """Why `out` may not be used ("" when it may: the settings are recorded there)."""
-    recorded = read_json(out / "run.json")
-    has_rows = (out / "rows.jsonl").is_file()
-    if has_rows and not resume:
-        return f"--out {out} already holds rows: pass --resume, or name an empty folder"
-    if resume and recorded and recorded != settings.recorded():
-        return f"--resume: {out} was measured with other settings: {recorded}"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "run.json").write_text(json.dumps(settings.recorded(), indent=2) + "\n")
-    return ""
-
-
-# --- running the tasks ---
-
-
-@dataclass
-class Result:
-    task: Task
-    oneshot: dict[str, Any] | None = None
-    fixbot: dict[str, Any] | None = None
+    fixbot = row.get("fixbot")
+    if fixbot:
+        text += f"; fixbot says {fixbot['status']} [{fixbot['category'] or '-'}]"
+    return text
 
 
 def progress(message: str) -> None:
     print(f"fixrate: {message}", file=sys.stderr, flush=True)
-
-
-def measure(
-    task: Task, settings: Settings, seams: Seams | None, store: Store, resume: bool
-) -> Result:
-    result = Result(task)
-    keep = store.folder(task)
-    if "oneshot" in settings.sides:
-        result.oneshot = store.load(task, "oneshot") if resume else None
-        if result.oneshot is None and seams is not None:
-            result.oneshot = asdict(run_oneshot(task, seams, keep))
-            store.save(task, "oneshot", result.oneshot)
-            progress(f"{task.id} one-shot: {_oneshot_note(result.oneshot)}")
-    if "fixbot" in settings.sides:
-        result.fixbot = store.load(task, "fixbot") if resume else None
-        if result.fixbot is None:
-            result.fixbot = asdict(run_fixbot(task, settings, keep))
-            store.save(task, "fixbot", result.fixbot)
-            progress(f"{task.id} fixbot: {_fixbot_note(result.fixbot)}")
-    return result
-
-
-def _oneshot_note(row: Mapping[str, Any]) -> str:
-    verdict = "fixed" if row["fixed"] else "not fixed"
-    odd = "timed out" if row["timed_out"] else row["error"][:120]
-    return f"{verdict}, {row['shape']}, {row['tokens']} tokens, {row['seconds']:.0f} s {odd}"
-
-
-def _fixbot_note(row: Mapping[str, Any]) -> str:
-    category = f" [{row['category']}] {row['reason'][:120]}" if row["category"] else ""
-    return (
-        f"{row['status']} (exit {row['exit_code']}), {row['model_calls']} calls, "
-        f"{row['tokens']} tokens, {row['seconds']:.0f} s{category}"
-    )
-
-
-def run_all(
-    tasks: Sequence[Task],
-    settings: Settings,
-    seams: Seams | None,
-    store: Store,
-    resume: bool,
-    jobs: int,
-) -> list[Result]:
-    def one(task: Task) -> Result:
-        return measure(task, settings, seams, store, resume)
-
-    if jobs <= 1:
-        return [one(task) for task in tasks]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(one, tasks))
-
-
-# --- totals and rendering ---
-
-
-def totals(results: Sequence[Result]) -> dict[str, Any]:
-    oneshot = [r.oneshot for r in results if r.oneshot is not None]
-    fixbot = [r.fixbot for r in results if r.fixbot is not None]
-    both = [r for r in results if r.oneshot is not None and r.fixbot is not None]
-    one_fixed = sum(bool(row["fixed"]) for row in oneshot)
-    fix_fixed = sum(bool(row["fixed"]) for row in fixbot)
-    return {
-        "oneshot": {
-            "tasks": len(oneshot),
-            "fixed": one_fixed,
-            "fixed_tasks": [row["task"] for row in oneshot if row["fixed"]],
-            "model_calls": sum(not row["error"] for row in oneshot),
-            "tokens": sum(row["tokens"] for row in oneshot),
-            "seconds": round(sum(row["seconds"] for row in oneshot), 1),
-            "reply_shapes": dict(Counter(row["shape"] for row in oneshot)),
-            "unchanged": sum(bool(row["unchanged"]) for row in oneshot),
-            "test_timeouts": sum(bool(row["timed_out"]) for row in oneshot),
-            "errors": sum(bool(row["error"]) for row in oneshot),
-        },
-        "fixbot": {
-            "tasks": len(fixbot),
-            "fixed": fix_fixed,
-            "fixed_tasks": [row["task"] for row in fixbot if row["fixed"]],
-            "model_calls": sum(row["model_calls"] for row in fixbot),
-            "tokens": sum(row["tokens"] for row in fixbot),
-            "seconds": round(sum(row["seconds"] for row in fixbot), 1),
-            "failures": _by_category(row["category"] for row in fixbot),
-            "touched_tests": sum(bool(row["touched_tests"]) for row in fixbot),
-            "stuck_reasons": sum(_escalated_stuck(row) for row in fixbot),
-            "model_retries": sum(int(row.get("retries", 0)) for row in fixbot),
-            "context_refusals": sum(int(row.get("context_refusals", 0)) for row in fixbot),
-            "largest_request": max(
-                (int(row.get("largest_request", 0)) for row in fixbot), default=0
-            ),
-            "attempts": dict(
-                Counter(f"{a['verdict']}, {a['shape']}" for row in fixbot for a in row["attempts"])
-            ),
-        },
-        "ratio_fixed": round(fix_fixed / one_fixed, 3) if both and one_fixed else None,
-        "overlap": _overlap(both),
-    }
-
-
-def _escalated_stuck(row: Mapping[str, Any]) -> bool:
-    return str(row["reason"]).startswith("stuck") or row.get("escalation") == "stuck"
-
-
-def _by_category(categories: Iterable[str]) -> dict[str, int]:
-    counts = Counter(categories)
-    return {name: counts[name] for name in CATEGORIES if counts[name]}
-
-
-def _overlap(both: Sequence[Result]) -> dict[str, int]:
-    pairs = Counter(
-        (bool(r.oneshot and r.oneshot["fixed"]), bool(r.fixbot and r.fixbot["fixed"])) for r in both
-    )
-    return {
-        "both_fixed": pairs[(True, True)],
-        "only_oneshot": pairs[(True, False)],
-        "only_fixbot": pairs[(False, True)],
-        "neither": pairs[(False, False)],
-    }
-
-
-COLUMNS = (
-    ("task", 11),
-    ("1-shot", 6),
-    ("tokens", 7),
-    ("s", 6),
-    ("fixbot", 16),
-    ("calls", 5),
-    ("tokens", 7),
-    ("s", 7),
-    ("category", 8),
-)
-
-
-def _line(cells: Sequence[str]) -> str:
-    padded = (cell.ljust(width) for cell, (_, width) in zip(cells, COLUMNS, strict=True))
-    return "  ".join(padded).rstrip()
-
-
-def table_row(result: Result) -> str:
-    one, fix = result.oneshot, result.fixbot
-    cells = [result.task.id]
-    if one is None:
-        cells += ["-", "-", "-"]
-    else:
-        cells += ["yes" if one["fixed"] else "no", str(one["tokens"]), f"{one['seconds']:.0f}"]
-    if fix is None:
-        cells += ["-", "-", "-", "-", "-"]
-    else:
-        status = f"{fix['status']} ({fix['exit_code']})"
-        cells += [status, str(fix["model_calls"]), str(fix["tokens"]), f"{fix['seconds']:.0f}"]
-        cells.append(fix["category"] or "-")
-    return _line(cells)
-
-
-def render_table(results: Sequence[Result], summary: Mapping[str, Any]) -> str:
-    lines = [_line([name for name, _ in COLUMNS]), _line(["-" * w for _, w in COLUMNS])]
-    lines += [table_row(r) for r in results]
-    one, fix = summary["oneshot"], summary["fixbot"]
-    lines.append("")
-    if one["tasks"]:
-        lines.append(
-            f"one-shot: fixed {one['fixed']} of {one['tasks']} "
-            f"({', '.join(one['fixed_tasks']) or 'none'}); {one['model_calls']} model calls, "
-            f"{one['tokens']} tokens, {one['seconds']:.0f} s; replies: "
-            f"{_counts(one['reply_shapes'])}; unchanged {one['unchanged']}, "
-            f"test timeouts {one['test_timeouts']}, errors {one['errors']}"
-        )
-    if fix["tasks"]:
-        lines.append(
-            f"fixbot:   fixed {fix['fixed']} of {fix['tasks']} "
-            f"({', '.join(fix['fixed_tasks']) or 'none'}); {fix['model_calls']} model calls, "
-            f"{fix['tokens']} tokens, {fix['seconds']:.0f} s; failures: "
-            f"{_counts(fix['failures'])} (escalated as stuck: {fix['stuck_reasons']}); "
-            f"model calls retried: {fix['model_retries']}; requests refused as too long: "
-            f"{fix['context_refusals']}; largest request {fix['largest_request']} tokens; "
-            f"final diffs touching tests/: {fix['touched_tests']}"
-        )
-        lines.append(f"fixbot attempts (verdict, reply shape): {_counts(fix['attempts'])}")
-    if one["tasks"] and fix["tasks"]:
-        ratio = summary["ratio_fixed"]
-        shown = "n/a (one-shot fixed none)" if ratio is None else f"{ratio:.2f}"
-        lines.append(f"fixbot-fixed / one-shot-fixed: {shown}; {_counts(summary['overlap'])}")
-    return "\n".join(lines) + "\n"
-
-
-def _counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{name}: {n}" for name, n in counts.items()) or "-"
-
-
-def header(settings: Settings, numbers: Sequence[int], sandbox: str) -> str:
-    extra = settings.config_extra.strip()
-    config = f"with appended: {extra!r}" if extra else "untouched (fixbot's defaults)"
-    lines = [
-        f"fixrate: {settings.model} at {settings.base_url}; sides: {', '.join(settings.sides)}",
-        f"tasks ({len(numbers)}): {describe_tasks(numbers)}",
-    ]
-    if "oneshot" in settings.sides:
-        lines.append(
-            f"one-shot: 1 call at temperature 0 (timeout {settings.timeout:g} s), the first "
-            f"```python block as solution.py, `{' '.join(TEST_ARGV)}` in {sandbox} "
-            f"({TEST_TIMEOUT_SECONDS:g} s)"
-        )
-    if "fixbot" in settings.sides:
-        lines.append(
-            f"fixbot {_version()}: `fixbot fix REPO --json --sandbox bwrap` "
-            f"(at most {settings.fixbot_timeout:g} s); .fixbot.yml {config}"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _version() -> str:
-    """fixbot's version and this checkout's commit (with `+dirty` for uncommitted changes)."""
-    try:
-        version = metadata.version("fixbot")
-    except metadata.PackageNotFoundError:
-        version = "(not installed)"
-    git = ["git", "-C", str(ROOT)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain", "--", "fixbot"], capture_output=True)
-    commit = head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    return f"{version} at {commit}" if commit else version
 
 
 # --- the command line ---
@@ -878,84 +718,153 @@ def _version() -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--tasks", type=parse_tasks, default="0-39", help="e.g. 0-39, 0,4,8")
-    parser.add_argument("--only", choices=["oneshot", "fixbot", "both"], default="both")
+    parser.add_argument("--corpus", choices=corpora.CORPORA, default="humanevalfix")
+    parser.add_argument("--split", choices=list(SPLITS), default="design")
+    parser.add_argument("--tasks", type=corpora.parse_tasks, help="design only: e.g. 0-9")
+    parser.add_argument("--sides", help=f"design only: a comma list of {', '.join(SIDES)}")
+    parser.add_argument("--resume", action="store_true", help="continue the last run")
+    parser.add_argument("--fixbot-root", type=Path, default=ROOT, help="the fixbot to measure")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--base-url", default=DEFAULT_BASE_URL)
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
-    parser.add_argument(
-        "--fixbot-timeout", type=float, default=2400.0, help="seconds one fixbot run may take"
-    )
-    parser.add_argument(
-        "--fixbot-config-extra", default="", metavar="YAML", help="appended to .fixbot.yml"
-    )
-    parser.add_argument("--jobs", type=int, default=1, help="tasks at once (default 1)")
-    parser.add_argument("--out", type=Path, help="keep rows and evidence under OUT/TASK/")
-    parser.add_argument("--resume", action="store_true", help="skip what --out already holds")
-    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    parser.add_argument("--data", type=Path, default=DATA, help=f"default: {DATA}")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model call")
+    parser.add_argument("--fixbot-timeout", type=float, default=2400.0, help="seconds a fixbot run")
+    parser.add_argument("--fixbot-config-extra", default="", metavar="YAML", help="design only")
+    parser.add_argument("--n", type=int, help="design only: best-of-N's N (default: fixbot's)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help=f"default: {RESULTS}")
+    parser.add_argument("--out", type=Path, help="design only: where the evidence goes")
+    parser.add_argument("--data", type=Path, default=corpora.DATA)
     args = parser.parse_args(argv)
-    if not (args.data / "make_repos.py").is_file() or not (args.data / JSONL).is_file():
-        parser.error(f"no make_repos.py and {JSONL} in {args.data}")
-    available = count_tasks(args.data)
-    if max(args.tasks) >= available:
-        parser.error(f"--tasks: the data has tasks 0..{available - 1}")
-    if args.resume and args.out is None:
-        parser.error("--resume needs --out")
-    if args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+    if args.split == "heldout":
+        tuned = [
+            name
+            for name, given in (
+                ("--tasks", args.tasks),
+                ("--sides", args.sides),
+                ("--fixbot-config-extra", args.fixbot_config_extra),
+                ("--n", args.n),
+                ("--out", args.out),
+            )
+            if given
+        ]
+        if tuned:
+            parser.error(
+                f"the held-out split is for reporting only: {', '.join(tuned)} "
+                "would tune on it (measure and tune on --split design)"
+            )
+    args.sides = tuple(SIDES if not args.sides else [s.strip() for s in args.sides.split(",")])
+    unknown = [s for s in args.sides if s not in SIDES]
+    if unknown:
+        parser.error(f"--sides: no side {', '.join(unknown)}")
+    args.sides = tuple(s for s in SIDES if s in args.sides)
+    chosen = args.tasks or list(SPLITS[args.split])
+    outside = [n for n in chosen if n not in SPLITS[args.split]]
+    if outside:
+        parser.error(f"--tasks: {outside} are not in the {args.split} split")
+    args.tasks = chosen
+    if not (args.data / corpora.JSONL).is_file():
+        parser.error(f"no {corpora.JSONL} in {args.data}")
+    if args.n is not None and args.n < 1:
+        parser.error("--n must be at least 1")
     return args
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
-    return Settings(
-        model=args.model,
-        base_url=args.base_url,
-        api_key=os.environ.get("OPENAI_API_KEY") or "local",
-        timeout=args.timeout,
-        fixbot_timeout=args.fixbot_timeout,
-        config_extra=args.fixbot_config_extra,
-        sides=SIDES if args.only == "both" else (args.only,),
-    )
-
-
 @contextmanager
-def oneshot_seams(settings: Settings) -> Iterator[Seams | None]:
-    if "oneshot" not in settings.sides:
+def chat_for(settings: Settings) -> Iterator[Chat | None]:
+    if not set(settings.sides) - {"fixbot"}:
         yield None
         return
-    seams = fixbot_seams(settings.model, settings.base_url, settings.api_key, settings.timeout)
+    chat = Chat(settings.model, settings.base_url, settings.api_key, settings.timeout)
     try:
-        yield seams
+        yield chat
     finally:
-        seams.close()
+        chat.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    settings = settings_from(args)
-    if args.out is not None:
-        problem = check_out_dir(args.out, settings, args.resume)
-        if problem:
-            print(f"fixrate: {problem}", file=sys.stderr)
+    build = fixbot_build(args.fixbot_root.resolve())
+    heldout = args.split == "heldout"
+    harness = tree_state(ROOT, "benchmarks")
+    if heldout and (build.dirty or harness[1]):
+        print("fixrate: the held-out split measures committed code: commit first", file=sys.stderr)
+        return 2
+    judge = Judge()
+    settings = Settings(
+        corpus=args.corpus,
+        split=args.split,
+        model=args.model,
+        base_url=args.base_url,
+        api_key=os.environ.get("OPENAI_API_KEY") or "local",
+        n=args.n or build.max_calls,
+        timeout=args.timeout,
+        fixbot_timeout=args.fixbot_timeout,
+        config_extra=args.fixbot_config_extra,
+        sides=args.sides,
+        judge=judge.settings(),
+    )
+    results = Results(args.results, args.corpus, args.split)
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    done: set[tuple[str, str]] = set()
+    if args.resume:
+        last = results.last()
+        if last is None:
+            print("fixrate: --resume: no run to continue", file=sys.stderr)
             return 2
-    store = Store(args.out)
-    with (
-        tempfile.TemporaryDirectory(prefix="fixrate-") as scratch,
-        oneshot_seams(settings) as seams,
-    ):
-        sandbox = seams.sandbox if seams is not None else "bwrap"
-        print(header(settings, args.tasks, sandbox), file=sys.stderr if args.json else sys.stdout)
-        sys.stdout.flush()
-        tasks = build_repos(args.data, Path(scratch) / "repos", args.tasks)
-        results = run_all(tasks, settings, seams, store, args.resume, args.jobs)
-    summary = totals(results)
-    if args.json:
-        rows = [{"task": r.task.id, "oneshot": r.oneshot, "fixbot": r.fixbot} for r in results]
-        data = {"settings": settings.recorded(), "sides": list(settings.sides), "rows": rows}
-        print(json.dumps({**data, "totals": summary}, sort_keys=True))
+        run, rows_path = last
+        rows = read_rows(rows_path)
+        probe = {
+            "corpus": settings.corpus,
+            "split": settings.split,
+            "model": settings.model,
+            "base_url": settings.base_url,
+            "fixbot_commit": build.commit,
+            "fixbot_dirty": build.dirty,
+            "settings": settings.recorded(),
+        }
+        if rows and not same_setting(rows[0], probe):
+            print(
+                f"fixrate: --resume: {rows_path} was measured with other settings", file=sys.stderr
+            )
+            return 2
+        date = rows[0]["date"] if rows else today
+        done = {(row["task"], row["side"]) for row in rows}
     else:
-        print(render_table(results, summary), end="")
+        run, rows_path = results.new(today)
+        date = today
+    folder = None if heldout else (args.out or EVIDENCE / f"{args.corpus}-{args.split}-run{run}")
+    ctx_evidence = Evidence(folder)
+    progress(
+        f"{args.corpus} {args.split} run {run} -> {rows_path}; fixbot {build.label()} at "
+        f"{build.root}; {settings.model} at {settings.base_url}; N = {settings.n}; "
+        f"sides {', '.join(settings.sides)}; judge: {judge.describe()}; evidence: {folder}"
+    )
+    with tempfile.TemporaryDirectory(prefix="fixrate-") as scratch, chat_for(settings) as chat:
+        ctx = Context(settings, build, judge, chat, ctx_evidence, harness)
+        tasks = corpora.build(args.corpus, args.data, Path(scratch) / "repos", args.tasks)
+        for index, task in enumerate(tasks, 1):
+            pending = [side for side in settings.sides if (task.id, side) not in done]
+            if not pending:
+                continue
+            prep = prepare(task, ctx)
+            if prep.baseline.fixed:
+                progress(f"{task.id}: the buggy code passes its tests: not a task; skipped")
+                continue
+            for side in pending:
+                started = time.monotonic()
+                outcome = RUNNERS[side](ctx, prep)
+                # A reused call cost its time once, and counts in every side that uses it.
+                seconds = (
+                    time.monotonic()
+                    - started
+                    + sum(c["seconds"] for c in outcome.calls if c.get("reused"))
+                )
+                row = make_row(ctx, prep, side, outcome, seconds, run, date)
+                append_row(rows_path, row)
+                progress(
+                    f"[{index}/{len(tasks)}] {task.id} {side}: recorded" if heldout else note(row)
+                )
+    rows = [row for row in read_rows(rows_path) if row["run"] == run]
+    print(tables.render(rows, details=not heldout), end="")
     return 0
 
 
