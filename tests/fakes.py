@@ -201,7 +201,7 @@ class PlayedSandbox:
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         self.runs.append(tuple(argv))
-        if any(word.endswith("/runner.py") for word in argv[:3]):
+        if any(word.endswith("/runner.py") for word in argv[:4]):
             return self._judge(argv, spec)
         if "pytest" in argv:
             found = dict(self.outcomes(spec.workspace))
@@ -222,7 +222,8 @@ class PlayedSandbox:
     def _judge(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         """The second judgement's runner, played: the test's outcome in this workspace, said
         with the nonce fixbot sent over the socket it passed down."""
-        mode, rest = argv[4], list(argv[5:])
+        at = next(i for i, word in enumerate(argv) if word.endswith("/runner.py"))
+        mode, rest = argv[at + 2], list(argv[at + 3 :])  # runner.py CHANNEL MODE ...
         alone = f"{rest[2]}::{rest[1].replace('.', '::')}" if mode != "pytest" else ""
         nodeid = rest[0] if mode == "pytest" else alone
         played = {_node_id(t): o for t, o in self.outcomes(spec.workspace).items()}

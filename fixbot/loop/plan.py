@@ -9,7 +9,7 @@ first whole-file prompt is short (the failing tests with their evidence, and the
 retry, or a failing check that is not a test run, shows what the tests check (their assert
 lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
 (prompts/rewrite.py): the failing functions shown without their bodies, to be written anew
-from their docstrings; the first of them at the first temperature (a new prompt's greedy
+from their specification; the first of them at the first temperature (a new prompt's greedy
 answer), later ones at their variation's.
 """
 
@@ -70,7 +70,7 @@ def plan_for(
     # (the feedback shows what that reply changed, as a diff).
     shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
     # Every second attempt on a whole file rewrites the failing functions' bodies from their
-    # docstrings; the first rewrite is a new prompt, so it asks for the greedy answer.
+    # specification; the first rewrite is a new prompt, so it asks for the greedy answer.
     even = bool(file) and number % 2 == 0 and deps.config.sampling.rewrite
     rewrite = (
         prompts.rewritable(baseline_of(state), deps.snapshot.tree, deps.files, file) if even else ()

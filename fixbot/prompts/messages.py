@@ -38,7 +38,7 @@ class Ask:
     file: str = ""
     history: bool = True
     spec: bool = True  # the tests' source shown (else their ids, assertions and messages)
-    # functions of `file` shown without their bodies, to be written anew from their docstrings
+    # functions of `file` shown without their bodies, to be written anew from their specification
     rewrite: tuple[str, ...] = ()
 
     @property

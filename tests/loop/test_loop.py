@@ -379,11 +379,11 @@ def test_a_window_too_small_for_any_request_escalates_with_the_reason(tmp_path: 
 REWRITES = replace(CONFIG, sampling=Sampling())  # the defaults: every second attempt rewrites
 
 
-def test_the_second_attempt_rewrites_the_failing_function_from_its_docstring(
+def test_the_second_attempt_rewrites_the_failing_function_from_its_specification(
     tmp_path: Path,
 ) -> None:
     """Sent back unchanged, the file is asked for again with mean's body left out, to be
-    written anew from its docstring: a task of its own, at the first temperature."""
+    written anew from its specification: a task of its own, at the first temperature."""
     final, model, _ = run(tmp_path, [whole(CALC), whole(FIXED_CALC)], REWRITES)
     assert final["status"] == "fixed"
     assert [a["shape"] for a in final["attempts"]] == ["whole_file", "rewrite"]
@@ -394,8 +394,10 @@ def test_the_second_attempt_rewrites_the_failing_function_from_its_docstring(
         "`calc.py` has a bug in `mean`: its body is wrong, and the test "
         "`tests.test_calc::test_mean` fails:\n\n"
         f"```text\ntests.test_calc::test_mean\n    {code}\n```\n\n"
-        "Write the body anew from the signature and the docstring, so that it does what the "
-        "docstring says. Reply with the complete corrected `calc.py` in one ```python block."
+        "Write the body anew from the specification (the signature, the docstring, the "
+        "comments above it, the module's docstring and what the tests check), so that it does "
+        "what the specification says. Reply with the complete corrected `calc.py` in one "
+        "```python block."
         "\n\ncalc.py:\n```python\n"
     )
     shown = task["content"]
@@ -409,17 +411,21 @@ def test_the_second_attempt_rewrites_the_failing_function_from_its_docstring(
     assert NO_CHANGE in final["attempts"][0]["problems"]
 
 
-def test_a_function_without_a_docstring_is_never_rewritten(tmp_path: Path) -> None:
-    bare = CALC.replace('    """The arithmetic mean of a non-empty list."""\n', "")
+def test_a_function_specified_by_a_comment_block_is_rewritten_too(tmp_path: Path) -> None:
+    """The specification need not be a docstring above the body: a comment block above the
+    function (or the module's docstring, or the tests) is shown, the body left out."""
+    bare = CALC.replace('    """The arithmetic mean of a non-empty list."""\n', "").replace(
+        "def mean(", "# The arithmetic mean of a non-empty list.\ndef mean("
+    )
+    fixed = bare.replace("(len(values) + 1)", "len(values)")
     final, model, _ = run(
-        tmp_path,
-        [whole(bare), whole(bare.replace("(len(values) + 1)", "len(values)"))],
-        REWRITES,
-        extra_files={"calc.py": bare},
+        tmp_path, [whole(bare), whole(fixed)], REWRITES, extra_files={"calc.py": bare}
     )
     assert final["status"] == "fixed"
-    assert [a["shape"] for a in final["attempts"]] == ["whole_file", "whole_file"]
-    assert "Attempt 1 did not pass" in model.asked[1][-1]["content"]
+    assert [a["shape"] for a in final["attempts"]] == ["whole_file", "rewrite"]
+    shown = model.asked[1][-1]["content"]
+    assert "# The arithmetic mean of a non-empty list.\ndef mean(" in shown
+    assert "len(values) + 1" not in shown and "...  # the body, left out" in shown
 
 
 def test_rewrite_asks_alternate_with_repairs_within_the_bounds(tmp_path: Path) -> None:

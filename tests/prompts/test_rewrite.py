@@ -1,5 +1,6 @@
 """The rewrite ask's two rules: which functions it leaves out (those the failing tests use,
-with a docstring and a body after it), and how (the body after the docstring, one line)."""
+with a body on lines of its own, a docstring or not: the specification may sit anywhere), and
+how (the body after the docstring, if any, one line)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,12 @@ def total(values: List[int]) -> int:
     return result
 
 
+# The number of values.
 def undocumented(values: List[int]) -> int:
     return len(values)
+
+
+def one_line() -> int: return 1  # fmt: skip
 
 
 def only_a_docstring() -> None:
@@ -38,12 +43,13 @@ async def fetched(n: int) -> int:
 '''
 
 TESTS = """\
-from solution import fetched, only_a_docstring, total, undocumented
+from solution import fetched, one_line, only_a_docstring, total, undocumented
 
 
 def test_total():
     assert total([1, 2]) == 3
     assert undocumented([1]) == 1
+    assert one_line() == 1
     only_a_docstring()
 
 
@@ -75,9 +81,10 @@ def tree(tmp_path: Path) -> Path:
 FILES = ["solution.py", "tests/test_solution.py"]
 
 
-def test_the_failing_tests_functions_with_a_docstring_and_a_body_after_it(tmp_path: Path) -> None:
+def test_the_failing_tests_functions_with_a_body_of_its_own(tmp_path: Path) -> None:
     check = failing("tests.test_solution::test_total", "tests.test_solution::test_fetched")
-    assert rewritable(check, tree(tmp_path), FILES, "solution.py") == ("total", "fetched")
+    found = rewritable(check, tree(tmp_path), FILES, "solution.py")
+    assert found == ("total", "undocumented", "fetched")  # not one_line, nor only_a_docstring
 
 
 def test_only_what_the_failing_tests_use(tmp_path: Path) -> None:
@@ -99,8 +106,15 @@ def test_the_body_after_the_docstring_becomes_one_line_and_the_rest_stays() -> N
     assert shown.endswith(LEFT_OUT + "\n")
 
 
+def test_a_body_without_a_docstring_is_left_out_below_its_comments() -> None:
+    shown = elided(SOLUTION, ("undocumented", "one_line"))
+    assert "# The number of values.\ndef undocumented(values: List[int]) -> int:\n" in shown
+    assert "    " + LEFT_OUT + "\n" in shown and "return len(values)" not in shown
+    assert "def one_line() -> int: return 1" in shown  # nothing on a line of its own
+
+
 def test_what_cannot_be_left_out_stays_as_it_is() -> None:
-    assert elided(SOLUTION, ("undocumented", "only_a_docstring", "missing")) == SOLUTION
+    assert elided(SOLUTION, ("one_line", "only_a_docstring", "missing")) == SOLUTION
     assert elided("def broken(:\n", ("broken",)) == "def broken(:\n"
     same_line = 'def f():\n    """Doc."""; return 1\n'
     assert elided(same_line, ("f",)) == same_line
