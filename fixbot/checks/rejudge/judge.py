@@ -112,7 +112,7 @@ def interpreter_of(argv: Sequence[str]) -> str:
 
 def mode_args(plan: Plan) -> list[str]:
     if plan.mode == "pytest":
-        return ["pytest", plan.nodeid]
+        return ["pytest", plan.nodeid, *plan.paths]
     return [plan.mode, plan.module, plan.name, plan.file, str(plan.line), *plan.paths]
 
 

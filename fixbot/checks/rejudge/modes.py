@@ -57,7 +57,8 @@ def plan(test: str, nodeid: str, read: Read, *, cwd_on_path: bool) -> Plan:
     names = rest.split("::") if rest else []
 
     def by_pytest(why: str) -> Plan:
-        return Plan(test, nodeid, "pytest", why=why)
+        # `python -m pytest` puts the working folder first on sys.path; the runner does too
+        return Plan(test, nodeid, "pytest", paths=(".",) if cwd_on_path else (), why=why)
 
     if "[" in nodeid or not file.endswith(".py") or not names or len(names) > 2:
         return by_pytest("a parametrized, nested or non-Python test")

@@ -7,7 +7,7 @@ project's own pytest), and shares nothing with the first judgement's process or 
     MODE      plain MODULE FUNCTION FILE LINE PATH...
                   run FILE's own text as MODULE, call FUNCTION (the code defined at LINE)
               unittest MODULE CLASS.METHOD FILE LINE PATH...
-              pytest NODEID ... -- PYTEST_ARGS...
+              pytest NODEID PATH... -- PYTEST_ARGS...
 
 The test runs in a forked child that closes fixbot's socket before any of the repository's
 code runs: it never holds the nonce, and all it can say is its exit status (0 only when the
@@ -195,9 +195,11 @@ class _Watch:
             self.passed.add(report.nodeid)
 
 
-def _pytest(nodeids: Sequence[str], args: Sequence[str]) -> tuple[str, str]:
+def _pytest(nodeid: str, paths: Sequence[str], args: Sequence[str]) -> tuple[str, str]:
     import pytest
 
+    _paths(paths)
+    nodeids = [nodeid]
     watch = _Watch(nodeids)
     code = pytest.main([*args, *nodeids], plugins=[watch])
     missing = watch.wanted - watch.collected
@@ -217,7 +219,7 @@ def _judge(mode: str, rest: Sequence[str]) -> tuple[str, str]:
             return run(rest[0], rest[1], rest[2], int(rest[3]), rest[4:])
         if mode == "pytest":
             cut = list(rest).index("--")
-            return _pytest(rest[:cut], rest[cut + 1 :])
+            return _pytest(rest[0], rest[1:cut], rest[cut + 1 :])
         return "error", f"unknown mode {mode}"
     except BaseException:  # the import itself failed, or the harness did
         return "error", traceback.format_exc(limit=8)[-1500:]
