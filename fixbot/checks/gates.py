@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fixbot.checks.part import Part, entry_id
-from fixbot.checks.pytest import Launcher, TestRun, out_of_memory, run_pytest
+from fixbot.checks.pytest import Launcher, TestRun, out_of_memory, run_pytest, tree_of
 from fixbot.checks.pytest import junit_id as test_id
 from fixbot.checks.selection import narrowed
 from fixbot.commands import CheckSpec, split_words
@@ -32,7 +32,7 @@ from fixbot.records import (
     CheckStatus,
     TestOutcome,
 )
-from fixbot.sandbox import Limits, hit_process_cap
+from fixbot.sandbox import WORKSPACE, Limits, hit_process_cap
 
 _PYTEST_OPTIONS = (
     "-p",
@@ -79,17 +79,27 @@ def pinned(argv: Sequence[str]) -> list[str]:
 _CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--inifile")
 
 
-def config_pin(argv: Sequence[str], configured: Sequence[str] | None) -> list[str]:
+def config_pin(
+    argv: Sequence[str], configured: Sequence[str] | None, tree_at: str = WORKSPACE
+) -> list[str]:
     """`-c INI --rootdir DIR`: the configuration pytest found for the check on the untouched
     commit, for every later run of it, so that no file a candidate adds (a pytest.ini, read
     before the pyproject.toml it shadows) is ever read instead. [] where the command names
-    its own, or nothing was recorded; `-c /dev/null` where the commit had no configuration."""
+    its own, or nothing was recorded; `-c /dev/null` where the commit had no configuration.
+    Recorded as WORKSPACE paths; `tree_at`: where this run sees the tree (a persona's path)."""
     if not configured or len(configured) != 2:
         return []
     if any(w.split("=", 1)[0] in _CONFIG_OPTIONS or w.startswith("-c") for w in argv):
         return []
-    rootdir, inifile = configured
+    rootdir, inifile = (moved(path, tree_at) for path in configured)
     return ["-c", inifile or "/dev/null", f"--rootdir={rootdir}"]
+
+
+def moved(path: str, tree_at: str) -> str:
+    """A path under WORKSPACE as it is where the run sees the tree."""
+    if path == WORKSPACE or path.startswith(WORKSPACE + "/"):
+        return tree_at + path[len(WORKSPACE) :]
+    return path
 
 
 class Contained(Protocol):
@@ -121,7 +131,7 @@ def pytest_part(
     the prepared environment's plugins), run with fixbot's plugin over the report channel, each
     test under the check's per-test timeout."""
     argv = [*pinned(narrowed(spec.argv, only) if only else spec.argv), *options]
-    argv += config_pin(spec.argv, configured)
+    argv += config_pin(spec.argv, configured, tree_of(launcher))
     tested = run_pytest(launcher, argv, test_timeout=spec.test_timeout_seconds, scratch=scratch)
     result = pytest_result(argv, tested)
     tests = result["tests"]

@@ -29,14 +29,14 @@ from pathlib import Path
 from fixbot.checks.findings import read_mypy, read_ruff, read_ruff_format
 from fixbot.checks.gates import TEST_ENV, BadTestCommand, Contained, command_part, pytest_part
 from fixbot.checks.part import FINDING_KINDS, Part, aggregate
-from fixbot.checks.pytest import SandboxLauncher
+from fixbot.checks.pytest import SandboxLauncher, relocated_text
 from fixbot.checks.selection import Selection
 from fixbot.checks.tools import interpreter, report_file, tool_argv
 from fixbot.checks.unittests import read_unittest, unittest_argv
 from fixbot.commands import DEFAULT_TEST_TIMEOUT, CheckSpec, legacy_checks, tool_arguments
 from fixbot.proc import Completed
 from fixbot.records import CheckResult
-from fixbot.sandbox import OUTPUTS, Limits, RunSpec, Sandbox
+from fixbot.sandbox import OUTPUTS, Limits, Persona, RunSpec, Sandbox
 from fixbot.snapshot import read_inside
 
 FINDINGS_OUTPUT_BYTES = 16 * 1024 * 1024  # mypy on a large tree: every error line is kept
@@ -62,13 +62,15 @@ def run_suite(
     selection: Selection | None = None,
     pytest_options: Sequence[str] = (),
     configured: Mapping[str, Sequence[str]] | None = None,
+    persona: Persona | None = None,
 ) -> list[Part]:
     """Run the checks (with a selection, only the checks it names, narrowed as it says) over
     one workspace, in order(); the outputs folder and pytest's staged plugin are made in
     `scratch` (the attempt's capped folder); `configured`: by check name, the configuration a
     pytest check is pinned to (the baseline's); `pytest_options` are appended to every pytest
-    check (the prepared environment's plugins). Raises BadTestCommand for a check whose
-    command is empty."""
+    check (the prepared environment's plugins); `persona`: the host's facts the project's
+    commands run under (fixbot's own ruff and mypy never do), their output read as at
+    WORKSPACE. Raises BadTestCommand for a check whose command is empty."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
     root = lower if lower is not None else workspace
 
@@ -78,16 +80,29 @@ def run_suite(
     try:
 
         def run_spec(
-            env: dict[str, str] | None = None, output_bytes: int = 0, own: bool = False
+            env: dict[str, str] | None = None,
+            output_bytes: int = 0,
+            own: bool = False,
+            tool: bool = False,
         ) -> RunSpec:
             room = replace(limits, output_bytes=max(limits.output_bytes, output_bytes))
             env_dir = None if own else prepared
-            return RunSpec(workspace, outputs, lower, env_dir, list(readonly), room, env)
+            spec = RunSpec(workspace, outputs, lower, env_dir, list(readonly), room, env)
+            # ruff and mypy (fixbot's, over the project's environment) run no project code
+            return spec if own or tool else replace(spec, persona=persona)
+
+        def tool_run(
+            argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
+        ) -> Completed:
+            return sandbox.run(argv, run_spec(env, output_bytes, tool=True))
 
         def contained(
             argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
         ) -> Completed:
-            return sandbox.run(argv, run_spec(env, output_bytes))
+            done = sandbox.run(argv, run_spec(env, output_bytes))
+            if persona is None:
+                return done
+            return replace(done, output=relocated_text(done.output, persona.workspace))
 
         def on_fixbots(
             argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
@@ -104,7 +119,7 @@ def run_suite(
             only = selection.get(spec.name, ()) if selection is not None else ()
             if spec.kind in FINDING_KINDS:
                 argv = tool_argv(spec, python=python, read=read, prepared=prepared is not None)
-                parts.append(_finding(spec, argv, outputs, contained))
+                parts.append(_finding(spec, argv, outputs, tool_run))
             elif spec.kind == "pytest":
                 launcher = SandboxLauncher(sandbox, run_spec(dict(TEST_ENV)))
                 pin = (configured or {}).get(spec.name)

@@ -57,8 +57,8 @@ from fixbot.errors import SandboxFailed, UsageError
 from fixbot.proc import Completed
 from fixbot.records import COMPLETED, CheckResult
 from fixbot.sandbox import (
-    WORKSPACE,
     Limits,
+    Persona,
     RunSpec,
     Sandbox,
     Scratch,
@@ -168,6 +168,16 @@ class Trial:
     # record); every later run of the check is pinned to it (gates.config_pin).
     configured: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
+    def persona(self, scratch: Scratch) -> Persona:
+        """The host's own facts, not the sandbox's, for every run of the project's commands and
+        the second judgement: code right only where fixbot runs it has no fact to go by."""
+        limits = limits_for(self.config)
+        return host_persona(
+            self.snapshot.repo,
+            scratch_capped=scratch.capped,
+            file_size=limits.file_size_mb * 1024 * 1024,
+        )
+
     @contextlib.contextmanager
     def fresh_tree(self) -> Iterator[tuple[Workspace, Scratch]]:
         """One fresh copy of the snapshot with the diff (its generated files laid, its
@@ -204,6 +214,7 @@ class Trial:
                     selection=selection,
                     pytest_options=plugin_options(self.prepared),
                     configured=self.configured,
+                    persona=self.persona(scratch),
                 )
             except BadTestCommand as exc:
                 raise UsageError(str(exc)) from exc
@@ -222,13 +233,7 @@ class Trial:
         ) -> Completed:
             with self.fresh_tree() as (tree, scratch):
                 outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch.path))
-                # the host's own facts, not the sandbox's: code right only where fixbot runs
-                # it fails one of the two judgements (sandbox/persona.py)
-                persona = host_persona(
-                    self.snapshot.repo,
-                    scratch_capped=scratch.capped,
-                    file_size=limits.file_size_mb * 1024 * 1024,
-                )
+                persona = self.persona(scratch)
                 spec_ = RunSpec(
                     tree.root,
                     outputs,
@@ -246,8 +251,7 @@ class Trial:
         args = [*pytest_arguments(spec.argv), *plugin_options(self.prepared)]
         # pytest's configuration as the first judgement found it, where this run's tree is
         moved = host_persona(self.snapshot.repo, scratch_capped=False, file_size=0).workspace
-        pin = config_pin(spec.argv, self.configured.get(spec.name))
-        args += [_moved(a, moved) for a in pin]
+        args += config_pin(spec.argv, self.configured.get(spec.name), moved)
         args += ["-p", "no:cacheprovider"]
         return judge_all(
             found,
@@ -288,14 +292,6 @@ class Trial:
 
 def _configured(baseline: CheckResult) -> dict[str, list[str]]:
     return {r["name"]: r["configured"] for r in baseline.get("checks", []) if "configured" in r}
-
-
-def _moved(arg: str, to: str) -> str:
-    """A path argument under WORKSPACE (also as `--option=PATH`) as it is under `to`."""
-    option, eq, path = arg.rpartition("=") if arg.startswith("--") else ("", "", arg)
-    if path == WORKSPACE or path.startswith(WORKSPACE + "/"):
-        return f"{option}{eq}{to}{path[len(WORKSPACE) :]}"
-    return arg
 
 
 def _is_file(tree: Path, rel: str) -> bool:

@@ -71,7 +71,10 @@ def plan_for(
     shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
     # Every second attempt on a whole file rewrites the failing functions' bodies from their
     # specification; the first rewrite is a new prompt, so it asks for the greedy answer.
-    even = bool(file) and number % 2 == 0 and deps.config.sampling.rewrite
+    # Not after a reply the screen refused: why it was refused is feedback the next ask carries.
+    last = state["attempts"][-1]["problems"] if state["attempts"] else []
+    refused = any(problem.startswith("policy ") for problem in last)
+    even = bool(file) and number % 2 == 0 and deps.config.sampling.rewrite and not refused
     rewrite = (
         prompts.rewritable(baseline_of(state), deps.snapshot.tree, deps.files, file) if even else ()
     )

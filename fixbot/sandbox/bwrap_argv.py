@@ -30,9 +30,10 @@ ETC_FILES = (
     "/etc/alternatives",
     "/etc/ssl",
     "/etc/ca-certificates",
+    "/etc/hosts",  # every machine has one: its absence would tell a sandbox
 )
 # Only the prepare step has a network, and with it the host's resolver settings.
-NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
+NETWORK_FILES = ("/etc/resolv.conf",)
 # $1: mount, $2: the overlay's options, $3: where to mount it; then the bwrap command line.
 MOUNT_THEN_EXEC = '"$1" -t overlay -o "$2" fixbot-overlay "$3" && shift 3 && exec "$@"'
 

@@ -22,7 +22,7 @@ import socket
 from pathlib import Path
 
 from fixbot.sandbox.host import SYSTEM_DIRS, python_prefixes
-from fixbot.sandbox.protocol import OUTPUTS, PREPARED, WORKSPACE, Persona
+from fixbot.sandbox.protocol import BASE_ENV, OUTPUTS, PREPARED, WORKSPACE, Persona
 
 # Where the sandbox mounts its own; a host path under one of them is never used as a persona's.
 _RESERVED = ("/proc", "/dev", "/etc", "/tmp", "/sys", "/run", OUTPUTS, PREPARED, WORKSPACE)
@@ -45,7 +45,18 @@ def host_persona(repo: Path, *, scratch_capped: bool, file_size: int) -> Persona
         hostname=_plain(socket.gethostname()) or "localhost",
         ci=os.environ.get("CI"),
         file_size=host_limit if scratch_capped else min(file_size, host_limit or file_size),
+        kept=tuple((name, _kept(name)) for name in BASE_ENV if name not in ("HOME", "CI")),
     )
+
+
+def _kept(name: str) -> str | None:
+    """The host's value of one of BASE_ENV's names, where the sandbox can honour it."""
+    value = os.environ.get(name)
+    if name == "TMPDIR":
+        return value if value == "/tmp" else None  # the sandbox's /tmp is its only scratch
+    if name in ("LANG", "LC_ALL") and value is not None and "\n" in value:
+        return None
+    return value
 
 
 def _plain(text: str) -> str:

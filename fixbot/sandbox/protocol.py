@@ -110,12 +110,17 @@ class Persona:
     ci: str | None  # CI as the host has it; None: unset
     file_size: int | None  # the per-file limit in bytes; None: none (the scratch caps the disk)
 
+    # BASE_ENV's other names as the host has them (CI, LANG, NO_COLOR, TMPDIR, ...): a name
+    # the host lacks is not set (None)
+    kept: tuple[tuple[str, str | None], ...] = ()
+
     def environment(self) -> dict[str, str]:
-        """BASE_ENV as this persona's run sees it (PATH and fixbot's own added by the caller)."""
-        env = {k: v for k, v in BASE_ENV.items() if k != "CI"}
-        env.update(HOME=self.home, USER=self.user, LOGNAME=self.user)
+        """BASE_ENV as this persona's run sees it (PATH and fixbot's own added by the caller):
+        HOME, USER and LOGNAME the host's, and each other name only as the host has it."""
+        env = {"HOME": self.home, "USER": self.user, "LOGNAME": self.user}
         if self.ci is not None:
             env["CI"] = self.ci
+        env.update({name: value for name, value in self.kept if value is not None})
         return env
 
 

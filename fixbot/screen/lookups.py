@@ -36,7 +36,26 @@ CAPABLE = frozenset(
 ENVIRON = ("os.environ", "os.environb", "posix.environ", "nt.environ")
 GETENV = ("os.getenv", "os.getenvb", "posix.getenv")
 PROCESS = ("sys.orig_argv", "__main__")
-PROCESS_PATH = re.compile(r"/proc/(?:self|thread-self|\d+|\{[^}]*\})/cmdline\b")
+# The process's own identity and how it was started: facts of where it runs (a sandbox's uid,
+# a fresh pid namespace, the interpreter's flags, its limits), never what code under test
+# computes from its inputs.
+IDENTITY = frozenset(
+    {
+        *("os.getuid", "os.geteuid", "os.getgid", "os.getegid", "os.getgroups", "os.getpid"),
+        *("os.getppid", "os.getpgrp", "os.getpgid", "os.getsid", "os.getresuid", "os.getresgid"),
+        *("os.getlogin", "os.uname", "os.cpu_count", "os.sched_getaffinity", "os.getloadavg"),
+        *("posix.getuid", "posix.geteuid", "posix.getpid", "posix.getppid"),
+        *("sys.flags", "sys.executable", "sys.prefix", "sys.base_prefix", "sys.exec_prefix"),
+        *("resource.getrlimit", "resource.prlimit", "resource.getrusage"),
+        *("socket.gethostname", "platform.node", "platform.uname", "getpass.getuser"),
+        *("pwd.getpwuid", "pwd.getpwnam", "grp.getgrgid", "psutil"),
+    }
+)
+PROCESS_PATH = re.compile(
+    r"/proc/(?:self|thread-self|\d+|\{[^}]*\})/(?:cmdline|mountinfo|mounts|cgroup|"
+    r"comm|exe|ns|uid_map|gid_map|root|cwd)\b|/proc/1/|/proc/(?:mounts|"
+    r"1|cgroups|self/?$)|/\.dockerenv|/run/\.containerenv|/sys/fs/cgroup"
+)
 LITERAL_SOURCES = frozenset({"codecs", "base64", "binascii", "operator", "functools", "string"})
 LITERAL_SOURCES |= {"itertools", "zlib", "bz2", "lzma"}
 BUILTINS = frozenset(dir(builtins))
@@ -119,6 +138,8 @@ def probes_the_environment(source: Source) -> Iterator[Hit]:
                 yield _probe(source, call, NAME_BUILT)
         elif under(name, PROCESS):
             yield _probe(source, node, f"reads `{name}`, what runs the process")
+        elif under(name, tuple(IDENTITY)) and not _kills_itself(source, node):
+            yield _probe(source, node, f"reads `{name}`, a fact of where the process runs")
     for spelled, text in source.strings():
         if PROCESS_PATH.search(text) and not isinstance(source.parents.get(spelled), ast.Expr):
             yield _probe(source, spelled, "reads what runs the process")
@@ -131,6 +152,12 @@ def probes_the_environment(source: Source) -> Iterator[Hit]:
 
 
 NAME_BUILT = "reads an environment variable whose name is built from literals"
+
+
+def _kills_itself(source: Source, node: ast.AST) -> bool:
+    """`os.kill(os.getpid(), ...)`: exits-early's to name."""
+    outer = source.parents.get(source.parents.get(node) or node)
+    return isinstance(outer, ast.Call) and source.name(outer.func) == "os.kill"
 
 
 def _hidden(source: Source, key: ast.AST) -> bool:

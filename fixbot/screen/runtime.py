@@ -29,6 +29,14 @@ CODE_RUNNERS = frozenset(
         *("code.interact", "code.InteractiveInterpreter", "code.InteractiveConsole"),
     }
 )
+# Run a file by its path, whatever it is named: refused even for a literal path.
+FILE_RUNNERS = frozenset(
+    {
+        *("runpy.run_path", "importlib.util.spec_from_file_location"),
+        *("importlib.machinery.SourceFileLoader", "importlib.machinery.SourcelessFileLoader"),
+        "importlib.machinery.ExtensionFileLoader",
+    }
+)
 # Code from data whatever the argument: a code object, a function made of one, a pickle.
 CODE_FROM_DATA = frozenset(
     {
@@ -76,8 +84,17 @@ def runs_dynamic_code(source: Source) -> Iterator[Hit]:
         short = name.removeprefix("builtins.")
         if short in CODE_RUNNERS:
             first = call.args[0] if call is not None and call.args else None
-            if call is not None and _literal_text(first):
+            if call is not None and _literal_text(first) and short not in FILE_RUNNERS:
                 continue  # a literal: screened as code (exec, eval, compile) or a module name
+            if short in FILE_RUNNERS:
+                yield Hit(
+                    "runs-dynamic-code",
+                    line(node),
+                    f"{source.snippet(call or node)} uses `{short}` to run a file by its path: "
+                    "a file the screen and the gates may never read as Python (any name, any "
+                    "folder); import the module as the project does",
+                )
+                continue
             what = "on text the screen cannot read" if call is not None else "as a value"
         elif under(name, CODE_FROM_DATA):
             what = "to make code from data, or native code"
@@ -93,7 +110,8 @@ def runs_dynamic_code(source: Source) -> Iterator[Hit]:
     yield from _interpreter_on_text(source)
 
 
-# Start a process: an argv whose `-c` makes an interpreter run the text after it.
+PYTHON_WORD = re.compile(r"python[\d.]*|pypy[\d.]*")
+# Start a process: an argv whose `-c` makes an interpreter run the text after it, or a Python.
 PROCESS_STARTERS = ("subprocess", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
 
 
@@ -106,15 +124,20 @@ def _interpreter_on_text(source: Source) -> Iterator[Hit]:
         if not any(name.startswith(starter) for starter in PROCESS_STARTERS):
             continue
         words: list[str] = []
+        python = False
         for arg in ast.walk(node):
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 words += arg.value.split()
-        if "-c" in words:
+            elif isinstance(arg, ast.Attribute | ast.Name):
+                python = python or source.name(arg) in ("sys.executable", "sys._base_executable")
+        python = python or any(PYTHON_WORD.fullmatch(w.rsplit("/", 1)[-1]) for w in words)
+        if "-c" in words or python:
+            what = "code text (`-c`)" if "-c" in words else "a Python program"
             yield Hit(
                 "runs-dynamic-code",
                 line(node),
-                f"{source.snippet(node)} starts a process on code text (`-c`): code built at "
-                "run time escapes every check; write the code itself in the diff",
+                f"{source.snippet(node)} starts a process on {what}: code the screen never "
+                "reads (any file, any name) runs beside the tests; write the code in the diff",
             )
 
 

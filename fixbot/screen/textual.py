@@ -21,9 +21,14 @@ GATE_SKIPPED = frozenset(
     {
         *("node_modules", "site-packages", "dist-packages", "__pypackages__", "venv", ".venv"),
         *(".tox", ".nox", ".eggs", ".git", ".hg", ".svn", ".direnv", "buck-out", ".pytype"),
-        *(".mypy_cache", ".ruff_cache", ".pytest_cache", "dist"),
+        *(".mypy_cache", ".ruff_cache", ".pytest_cache", "dist", "_build"),
     }
 )
+
+
+def _gate_skipped(part: str) -> bool:
+    """A folder ruff or mypy skips by default: a listed name, or any dot folder (mypy's)."""
+    return part in GATE_SKIPPED or (part.startswith(".") and part not in (".", ".."))
 GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml", ".ignore")
 # Comments that silence a finding of the code: mypy's and ruff's silencers, mypy's inline
 # configuration, ruff's range suppressions (its disable and enable comments), isort's
@@ -77,7 +82,7 @@ def name_hits(change: FileChange) -> Iterator[Hit]:
             f"writes into a package named {startup}, which Python imports at start-up before "
             "anything runs: it changes how every process starts, not the code under test",
         )
-    skipped = next((p for p in change.path.split("/")[:-1] if p in GATE_SKIPPED), None)
+    skipped = next((p for p in change.path.split("/")[:-1] if _gate_skipped(p)), None)
     if skipped is not None and change.new is not None and name.endswith((".py", ".pyi")):
         yield Hit(
             "hides-code",

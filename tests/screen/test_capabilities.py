@@ -285,7 +285,7 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
     ),
     "proc-fd-formatted": (
         headed("pid = os.getpid()\nopen(f'/proc/{pid}/fd/3', 'w')"),
-        {"reaches-sandbox-channels"},
+        {"reaches-sandbox-channels", "probes-the-environment"},
     ),
     "socket-on-a-descriptor": (
         headed("import socket\n_s = socket.socket(fileno=3)"),

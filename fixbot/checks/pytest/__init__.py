@@ -13,7 +13,18 @@ from fixbot.checks.pytest.harness import (
     TestRun,
     junit_id,
     out_of_memory,
+    relocated_text,
     run_pytest,
+    tree_of,
 )
 
-__all__ = ["Launcher", "SandboxLauncher", "TestRun", "junit_id", "out_of_memory", "run_pytest"]
+__all__ = [
+    "Launcher",
+    "SandboxLauncher",
+    "TestRun",
+    "junit_id",
+    "out_of_memory",
+    "relocated_text",
+    "run_pytest",
+    "tree_of",
+]

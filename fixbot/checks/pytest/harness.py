@@ -30,7 +30,7 @@ from fixbot.checks.pytest.hangs import cut_short, hung_result, hung_test
 from fixbot.commands import DEFAULT_TEST_TIMEOUT
 from fixbot.proc import Completed
 from fixbot.records import FAILING, CaseResult, CheckStatus
-from fixbot.sandbox import RunSpec, Sandbox, hit_process_cap
+from fixbot.sandbox import WORKSPACE, RunSpec, Sandbox, hit_process_cap
 
 # DEFAULT_TEST_TIMEOUT (60, checks[].test_timeout_seconds' default): seconds per phase (setup,
 # call, teardown) of one test when the caller names none; 0 turns the per-test timeout off.
@@ -79,6 +79,11 @@ class SandboxLauncher:
     def harness_path(self, staged: Staged) -> str:
         return HARNESS_MOUNT
 
+    @property
+    def tree_at(self) -> str:
+        """Where the command sees the tree: WORKSPACE, or the persona's path (the host's)."""
+        return self.spec.persona.workspace if self.spec.persona else WORKSPACE
+
     def launch(
         self, argv: Sequence[str], *, env: Mapping[str, str], staged: Staged, fds: Sequence[int]
     ) -> Completed:
@@ -119,6 +124,10 @@ def run_once(
     with open_channel(launcher.transport, staged, launcher.harness_path(staged)) as channel:
         settings["FIXBOT_HARNESS_CHANNEL"] = channel.address
         completed = launcher.launch(full, env=settings, staged=staged, fds=channel.fds)
+    tree_at = tree_of(launcher)
+    if tree_at != WORKSPACE:  # what the run said, as at WORKSPACE: one way to read a path
+        channel.reader.lines = [relocated(line, tree_at) for line in channel.reader.lines]
+        completed = replace(completed, output=relocated_text(completed.output, tree_at))
     report = parse_lines(channel.reader, run)
     problems = cross_check(report, completed)
     lines = tuple(channel.reader.lines)
@@ -140,6 +149,24 @@ class TestRun:
     # sees them; a later run of the same check is pinned to them (gates.pinned_config).
     configured: tuple[str, str] | None = None
     imports: dict[str, str] = field(default_factory=dict)  # the last run's: module -> file
+
+
+def tree_of(launcher: Launcher) -> str:
+    """Where a launcher's command sees the tree (WORKSPACE unless it says otherwise)."""
+    found = getattr(launcher, "tree_at", WORKSPACE)
+    return found if isinstance(found, str) else WORKSPACE
+
+
+def relocated(line: bytes, tree_at: str) -> bytes:
+    """A channel line with the tree's paths under `tree_at` written as under WORKSPACE."""
+    return line.replace(f"{tree_at}/".encode(), f"{WORKSPACE}/".encode()).replace(
+        f'"{tree_at}"'.encode(), f'"{WORKSPACE}"'.encode()
+    )
+
+
+def relocated_text(text: str, tree_at: str) -> str:
+    """Output with the tree's paths under `tree_at` written as under WORKSPACE."""
+    return re.sub(rf"{re.escape(tree_at)}(?=/|\b|$)", WORKSPACE, text)
 
 
 def out_of_memory(run: Completed) -> bool:
