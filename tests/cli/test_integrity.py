@@ -47,7 +47,8 @@ class CountingSandbox(DelegatingSandbox):
         self.runs = 0
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
-        if spec.env is not None:  # the test command (gates get no env)
+        judged_again = any(word.endswith("/runner.py") for word in argv)  # the second judgement
+        if spec.env is not None and not judged_again:  # the test command (gates get no env)
             spec = replace(spec, env={**spec.env, "FIXBOT_TEST_RUN": str(self.runs)})
             self.runs += 1
         return self.inner.run(argv, spec)
