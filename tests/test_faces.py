@@ -70,7 +70,9 @@ FACES: dict[str, set[str]] = {
         "TestRun",
         "junit_id",
         "out_of_memory",
+        "relocated_text",
         "run_pytest",
+        "tree_of",
     },
     "fixbot.cli": {
         "build_parser",

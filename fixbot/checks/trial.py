@@ -57,6 +57,7 @@ from fixbot.errors import SandboxFailed, UsageError
 from fixbot.proc import Completed
 from fixbot.records import COMPLETED, CheckResult
 from fixbot.sandbox import (
+    WORKSPACE,
     Limits,
     Persona,
     RunSpec,
@@ -172,11 +173,15 @@ class Trial:
         """The host's own facts, not the sandbox's, for every run of the project's commands and
         the second judgement: code right only where fixbot runs it has no fact to go by."""
         limits = limits_for(self.config)
-        return host_persona(
+        found = host_persona(
             self.snapshot.repo,
             scratch_capped=scratch.capped,
             file_size=limits.file_size_mb * 1024 * 1024,
         )
+        # An engine's overlay volume is mounted once: the tree stays at WORKSPACE there.
+        if self.sandbox.name == "docker" and self.sandbox.layered:
+            found = replace(found, workspace=WORKSPACE)
+        return found
 
     @contextlib.contextmanager
     def fresh_tree(self) -> Iterator[tuple[Workspace, Scratch]]:
@@ -250,7 +255,7 @@ class Trial:
 
         args = [*pytest_arguments(spec.argv), *plugin_options(self.prepared)]
         # pytest's configuration as the first judgement found it, where this run's tree is
-        moved = host_persona(self.snapshot.repo, scratch_capped=False, file_size=0).workspace
+        moved = self.persona(Scratch(Path("/"), capped=False)).workspace  # (only its path)
         args += config_pin(spec.argv, self.configured.get(spec.name), moved)
         args += ["-p", "no:cacheprovider"]
         return judge_all(

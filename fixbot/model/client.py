@@ -36,6 +36,7 @@ from fixbot.model.window import (
     estimate_tokens,
     window_in,
 )
+from fixbot.secrets import is_placeholder
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
@@ -125,7 +126,7 @@ class OpenAIModel:
         self.backoff_seconds = backoff_seconds
         self.max_tokens = max_tokens  # a reply is a diagnosis and a diff: cap runaway output
         self._sleep = sleep
-        self._secret = api_key or ""
+        self._secret = "" if not api_key or is_placeholder(api_key) else api_key
         self._timed_out_after = timeout_seconds  # the last try that timed out, for its error
         self.window = (
             ContextWindow(context_tokens, "configured") if context_tokens else ContextWindow()

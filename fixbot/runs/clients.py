@@ -25,7 +25,7 @@ from fixbot.model import Model, OpenAIModel
 from fixbot.paths import StateDir
 from fixbot.runs.store import checkpointer_for, store_for, thread_lock
 from fixbot.sandbox import Backend, Sandbox, choose
-from fixbot.secrets import CREDENTIALS
+from fixbot.secrets import CREDENTIALS, is_placeholder
 from fixbot.snapshot import Snapshot, repo_files, repository_identity
 
 SECRET_VARIABLES = CREDENTIALS  # never logged, never sent to the model, never in an output
@@ -55,8 +55,11 @@ class Clients:
 
 
 def secrets_in(env: Mapping[str, str], extra: Sequence[str] = ()) -> tuple[str, ...]:
-    """The credentials this environment holds (values of SECRET_VARIABLES), and `extra`."""
-    return tuple(dict.fromkeys([*(env[k] for k in SECRET_VARIABLES if env.get(k)), *extra]))
+    """The credentials this environment holds (values of SECRET_VARIABLES), and `extra`; a
+    placeholder (a local server's `local`: too short or too common to be a secret) is none, so
+    that no log or output is damaged wherever the word occurs (`fixbot-local`)."""
+    held = [env[k] for k in SECRET_VARIABLES if env.get(k) and not is_placeholder(env[k])]
+    return tuple(dict.fromkeys([*held, *extra]))
 
 
 def choose_sandbox(

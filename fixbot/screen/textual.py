@@ -29,6 +29,8 @@ GATE_SKIPPED = frozenset(
 def _gate_skipped(part: str) -> bool:
     """A folder ruff or mypy skips by default: a listed name, or any dot folder (mypy's)."""
     return part in GATE_SKIPPED or (part.startswith(".") and part not in (".", ".."))
+
+
 GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml", ".ignore")
 # Comments that silence a finding of the code: mypy's and ruff's silencers, mypy's inline
 # configuration, ruff's range suppressions (its disable and enable comments), isort's
