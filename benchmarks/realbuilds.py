@@ -95,6 +95,17 @@ def fixbot_commit(root: Path) -> str:
     return commit + ("+dirty" if dirty.stdout.strip() else "")
 
 
+def fixbot_code(root: Path) -> str:
+    """The last commit that changed fixbot/ (two checkouts with the same one run the same
+    fixbot, whatever else their branches changed)."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "log", "-1", "--format=%H", "--", "fixbot"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() or "unknown"
+
+
 def run_fixbot(
     built: Materialised, fixbot_root: Path, timeout: float, keep: Path
 ) -> dict[str, Any]:
@@ -223,7 +234,7 @@ def _fixbot_fields(
         "flaky_tests": list(evidence.get("flaky_tests") or [])[:50],
         "tampered": bool(tampering) or any(w in reason for w in _TAMPERED_WORDS),
         "tampering": [t[:_CAP] for t in tampering[:10]],
-        "quarantined": dict(list(sorted(quarantined.items()))[:50]),
+        "quarantined": dict(list(sorted(quarantined.items()))[:200]),
         "quarantined_count": len(quarantined),
         "hidden_by_quarantine": hidden,
         "fix_diff_matches": bool(evidence.get("diff")) and _same_change(evidence, case),
@@ -363,6 +374,7 @@ def run_cases(cases: Sequence[Case], args: argparse.Namespace) -> list[dict[str,
     rows_file = out / "rows.jsonl"
     done = {r["case"]: r for r in read_rows([rows_file])} if rows_file.exists() else {}
     commit = "" if args.bare_only else fixbot_commit(args.fixbot_root)
+    code = "" if args.bare_only else fixbot_code(args.fixbot_root)
     rows = []
     for case in cases:
         if args.resume and case.id in done:
@@ -370,7 +382,7 @@ def run_cases(cases: Sequence[Case], args: argparse.Namespace) -> list[dict[str,
             continue
         progress(f"{case.id} ({case.project.github} {case.fix[:10]}) ...")
         try:
-            row = measure(case, args, commit, out)
+            row = {**measure(case, args, commit, out), "fixbot_code": code}
         except CorpusError as exc:
             row = {
                 "schema": SCHEMA,
@@ -419,6 +431,16 @@ def outcome(row: Mapping[str, Any]) -> str:
     return "escalated" if row["status"] == "escalated" else str(row["status"])
 
 
+def quarantined_passing_bare(row: Mapping[str, Any]) -> list[str]:
+    """The baseline's quarantined tests that passed in the bare run of the same commit: the
+    project's CI passes them, so the quarantine took them out of the pass definition for
+    fixbot's own reasons (a plugin it did not load, a package it shadowed, ...)."""
+    if "bare_failing" not in row:
+        return []
+    failing = set(row["bare_failing"])
+    return sorted(t for t in row.get("quarantined") or {} if canonical_test_id(t) not in failing)
+
+
 def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     measured = [r for r in rows if "status" in r]
     ratios = [r["cost_ratio"] for r in measured if r.get("cost_ratio")]
@@ -433,6 +455,7 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "error": sum(outcome(r) == "error" for r in measured),
         "tampered": sum(bool(r.get("tampered")) for r in measured),
         "hidden_by_quarantine": sum(bool(r.get("hidden_by_quarantine")) for r in measured),
+        "quarantined_passing_bare": sum(bool(quarantined_passing_bare(r)) for r in measured),
         "cost_ratio_median": round(statistics.median(ratios), 2) if ratios else None,
         "cost_ratio_fixed_median": _median(
             [r["cost_ratio"] for r in measured if r.get("fixed") and r.get("cost_ratio")]
@@ -460,6 +483,7 @@ COLUMNS = (
     "ratio",
     "tampered",
     "hidden",
+    "quarantined",
     "reason",
 )
 
@@ -477,8 +501,18 @@ def table_cells(row: Mapping[str, Any]) -> list[str]:
         f"{ratio:.1f}x" if isinstance(ratio, int | float) else "-",
         "yes" if row.get("tampered") else "no",
         ", ".join(row.get("hidden_by_quarantine") or []) or "no",
+        _quarantine_cell(row),
         reason,
     ]
+
+
+def _quarantine_cell(row: Mapping[str, Any]) -> str:
+    """How many tests the baseline quarantined, and how many of those passed bare."""
+    count = int(row.get("quarantined_count") or 0)
+    if not count:
+        return "0"
+    passing = len(quarantined_passing_bare(row))
+    return f"{count} ({passing} pass bare)" if "bare_failing" in row else str(count)
 
 
 def _number(value: Any) -> str:
@@ -514,6 +548,7 @@ def _totals_line(t: Mapping[str, Any]) -> str:
         f"heldout {t['by_split']['heldout']}); escalated {t['escalated']}, error {t['error']}; "
         f"tampered {t['tampered']}; "
         f"a failing test hidden by quarantine {t['hidden_by_quarantine']}; "
+        f"tests passing bare quarantined {t['quarantined_passing_bare']}; "
         f"cost ratio median {t['cost_ratio_median']}x "
         f"(fixed cases {t['cost_ratio_fixed_median']}x); "
         f"bare checks not ok: {', '.join(t['bare_not_ok']) or 'none'}; "
