@@ -201,7 +201,7 @@ def _fixbot_fields(
     baseline = evidence.get("baseline") or {}
     quarantined = {str(k): str(v) for k, v in (baseline.get("quarantined") or {}).items()}
     expected = {canonical_test_id(t) for t in case.failing}
-    hidden = sorted(t for t in quarantined if canonical_test_id(t) in expected)
+    hidden = hidden_tests(quarantined, case.failing)
     baseline_failing = sorted(
         canonical_test_id(t)
         for t, r in (baseline.get("tests") or {}).items()
@@ -240,6 +240,23 @@ def _fixbot_fields(
         "fix_diff_matches": bool(evidence.get("diff")) and _same_change(evidence, case),
         "log_tail": "" if status == "fixed" else log_tail[-_CAP:],
     }
+
+
+def hidden_tests(quarantined: Iterable[str], failing: Iterable[str]) -> list[str]:
+    """The case's failing tests that a quarantine took out of the pass definition: quarantined
+    themselves, or inside a quarantined module or class (a collection error quarantines the
+    whole module)."""
+    gone = {canonical_test_id(t) for t in quarantined}
+    return sorted(
+        t
+        for t in {canonical_test_id(f) for f in failing}
+        if any(t == q or t.startswith(q + ".") for q in gone)
+    )
+
+
+def row_hidden(row: Mapping[str, Any]) -> list[str]:
+    """hidden_tests from a row's own fields (rows before the prefix rule recorded exact ids)."""
+    return hidden_tests(row.get("quarantined") or {}, row.get("expected_failing") or [])
 
 
 def _tampering(value: Any) -> Iterable[str]:
@@ -357,6 +374,13 @@ def measure(
     return row
 
 
+def manifest_order(manifest: Path) -> list[str]:
+    try:
+        return [case.id for case in load_corpus(manifest).cases]
+    except CorpusError:
+        return []
+
+
 def read_rows(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """Rows from JSON-lines files; a case measured twice keeps its last row."""
     by_case: dict[str, dict[str, Any]] = {}
@@ -409,7 +433,7 @@ def _note(row: Mapping[str, Any]) -> str:
             f"{row.get('bare_failing', [])}, with the fix {row.get('bare_fixed_failing', [])})"
         )
     if "status" in row:
-        hidden = row.get("hidden_by_quarantine")
+        hidden = row_hidden(row)
         parts.append(
             f"fixbot {row['status']} (exit {row.get('exit_code', '-')}) in "
             f"{row.get('fixbot_seconds', '-')} s, ratio {row.get('cost_ratio', '-')}"
@@ -454,7 +478,7 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "escalated": sum(outcome(r) == "escalated" for r in measured),
         "error": sum(outcome(r) == "error" for r in measured),
         "tampered": sum(bool(r.get("tampered")) for r in measured),
-        "hidden_by_quarantine": sum(bool(r.get("hidden_by_quarantine")) for r in measured),
+        "hidden_by_quarantine": sum(bool(row_hidden(r)) for r in measured),
         "quarantined_passing_bare": sum(bool(quarantined_passing_bare(r)) for r in measured),
         "cost_ratio_median": round(statistics.median(ratios), 2) if ratios else None,
         "cost_ratio_fixed_median": _median(
@@ -489,7 +513,7 @@ COLUMNS = (
 
 
 def table_cells(row: Mapping[str, Any]) -> list[str]:
-    reason = "" if row.get("fixed") else " ".join(str(row.get("reason", "")).split())[:90]
+    reason = "" if row.get("fixed") else short_reason(str(row.get("reason", "")))
     ratio = row.get("cost_ratio")
     return [
         str(row["case"]),
@@ -500,10 +524,32 @@ def table_cells(row: Mapping[str, Any]) -> list[str]:
         _number(row.get("bare_seconds")),
         f"{ratio:.1f}x" if isinstance(ratio, int | float) else "-",
         "yes" if row.get("tampered") else "no",
-        ", ".join(row.get("hidden_by_quarantine") or []) or "no",
+        _hidden_cell(row),
         _quarantine_cell(row),
         reason,
     ]
+
+
+def short_reason(reason: str) -> str:
+    """A reason on one line: its first line, then its first listed item (`- why`) or else its
+    last line (an error's reason ends with the output that says what went wrong)."""
+    lines = [" ".join(line.split()) for line in reason.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = _clip(lines[0].removesuffix("; last output:").removesuffix(":"), 90)
+    if len(lines) == 1:
+        return first
+    items = [line.removeprefix("- ") for line in lines[1:] if line.startswith("- ")]
+    return f"{first} ... {_clip(items[0] if items else lines[-1], 110)}"
+
+
+def _clip(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 3] + "..."
+
+
+def _hidden_cell(row: Mapping[str, Any]) -> str:
+    hidden = row_hidden(row)
+    return f"{len(hidden)} of {len(row.get('expected_failing') or [])}" if hidden else "no"
 
 
 def _quarantine_cell(row: Mapping[str, Any]) -> str:
@@ -519,8 +565,11 @@ def _number(value: Any) -> str:
     return f"{value:.0f}" if isinstance(value, int | float) else "-"
 
 
-def render(rows: Sequence[Mapping[str, Any]], form: str = "text") -> str:
-    cells = [table_cells(r) for r in sorted(rows, key=lambda r: _order(str(r["case"])))]
+def render(rows: Sequence[Mapping[str, Any]], form: str = "text", order: Sequence[str] = ()) -> str:
+    """The table, one row per case in `order` (the manifest's; then by name), and the totals."""
+    rank = {case: i for i, case in enumerate(order)}
+    ordered = sorted(rows, key=lambda r: (rank.get(str(r["case"]), len(rank)), str(r["case"])))
+    cells = [table_cells(r) for r in ordered]
     totals = summary(rows)
     if form == "markdown":
         lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
@@ -536,11 +585,6 @@ def render(rows: Sequence[Mapping[str, Any]], form: str = "text") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _order(case_id: str) -> tuple[str, int]:
-    name, _, number = case_id.rpartition("-")
-    return (name, int(number)) if number.isdigit() else (case_id, 0)
-
-
 def _totals_line(t: Mapping[str, Any]) -> str:
     measured = t["fixed"] + t["escalated"] + t["error"]
     return (
@@ -548,7 +592,7 @@ def _totals_line(t: Mapping[str, Any]) -> str:
         f"heldout {t['by_split']['heldout']}); escalated {t['escalated']}, error {t['error']}; "
         f"tampered {t['tampered']}; "
         f"a failing test hidden by quarantine {t['hidden_by_quarantine']}; "
-        f"tests passing bare quarantined {t['quarantined_passing_bare']}; "
+        f"tests that pass bare quarantined {t['quarantined_passing_bare']}; "
         f"cost ratio median {t['cost_ratio_median']}x "
         f"(fixed cases {t['cost_ratio_fixed_median']}x); "
         f"bare checks not ok: {', '.join(t['bare_not_ok']) or 'none'}; "
@@ -592,7 +636,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             print(json.dumps(summary(rows), indent=2, sort_keys=True))
         else:
-            print(render(rows, args.format), end="")
+            print(render(rows, args.format, manifest_order(args.manifest)), end="")
         return 0
     try:
         corpus = load_corpus(args.manifest)
@@ -604,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     progress(f"{len(cases)} cases; rows and evidence in {args.out}")
     rows = run_cases(cases, args)
-    print(render(rows, args.format), end="")
+    print(render(rows, args.format, [c.id for c in corpus.cases]), end="")
     return 0
 
 
