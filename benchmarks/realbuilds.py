@@ -484,6 +484,14 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "cost_ratio_fixed_median": _median(
             [r["cost_ratio"] for r in measured if r.get("fixed") and r.get("cost_ratio")]
         ),
+        # what a CI job pays too: its install as well as its suite
+        "cost_ratio_with_setup_median": _median(
+            [
+                r["fixbot_seconds"] / (r["bare_setup_seconds"] + r["bare_seconds"])
+                for r in measured
+                if r.get("bare_seconds") and r.get("bare_setup_seconds") and r.get("fixbot_seconds")
+            ]
+        ),
         "bare_not_ok": sorted(str(r["case"]) for r in rows if r.get("bare_ok") is False),
         "by_split": {
             split: f"{sum(bool(r.get('fixed')) for r in measured if r.get('split') == split)}"
@@ -591,10 +599,11 @@ def _totals_line(t: Mapping[str, Any]) -> str:
         f"fixed {t['fixed']} of {measured} ({t['fixed_percent']}%; dev {t['by_split']['dev']}, "
         f"heldout {t['by_split']['heldout']}); escalated {t['escalated']}, error {t['error']}; "
         f"tampered {t['tampered']}; "
-        f"a failing test hidden by quarantine {t['hidden_by_quarantine']}; "
-        f"tests that pass bare quarantined {t['quarantined_passing_bare']}; "
+        f"cases where a quarantine hid a failing test {t['hidden_by_quarantine']}, "
+        f"took tests that pass bare {t['quarantined_passing_bare']}; "
         f"cost ratio median {t['cost_ratio_median']}x "
-        f"(fixed cases {t['cost_ratio_fixed_median']}x); "
+        f"(fixed cases {t['cost_ratio_fixed_median']}x; against setup + suite "
+        f"{t['cost_ratio_with_setup_median']}x); "
         f"bare checks not ok: {', '.join(t['bare_not_ok']) or 'none'}; "
         f"fixbot {', '.join(c[:12] for c in t['fixbot_commits']) or '-'}"
     )
