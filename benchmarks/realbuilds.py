@@ -24,7 +24,7 @@ already written (the README's figures come from committed rows, never typed).
 
     python benchmarks/realbuilds.py [--cases all|dev|heldout|PROJECT|ID,...] [--mirrors DIR]
         [--out DIR] [--fixbot-root PATH] [--resume] [--bare-only] [--no-bare]
-        [--fixbot-timeout S] [--manifest FILE]
+        [--fixbot-timeout S] [--fixbot-config-extra YAML] [--manifest FILE]
     python benchmarks/realbuilds.py --table benchmarks/results/realbuilds-DATE.jsonl
         [--format text|markdown]
 
@@ -33,6 +33,8 @@ the fetch tool brings, e.g. `github:pypa/packaging`); a missing one stops the ru
 case, naming how to get it. The prepare steps install from the package index (fixbot's with
 the network in its sandbox, the bare one in a virtualenv), so the index must be reachable.
 `--bare-only` checks the corpus without fixbot (the rows then have no fixbot fields).
+`--fixbot-config-extra YAML` is appended to every case's `.fixbot.yml` on fixbot's side only
+(an experiment: a longer sandbox timeout, ...); the rows record it as `config_extra`.
 Exit code 0 when the benchmark ran, whatever it fixed; 2 for a usage error or a missing mirror.
 """
 
@@ -352,6 +354,7 @@ def measure(
         "split": case.split,
         "fix": case.fix,
         "expected_failing": list(case.failing),
+        "config_extra": args.fixbot_config_extra,
         "machine": {"cpus": os.cpu_count(), "load1": round(os.getloadavg()[0], 2)},
     }
     keep = out / case.id
@@ -363,7 +366,9 @@ def measure(
             row["failing_commit"] = bare.failing_commit
             row.update(run_bare(bare, scratch / "bare", keep))
         if not args.bare_only:
-            built = materialise(case, args.mirrors, scratch / "fixbot" / "repo")
+            built = materialise(
+                case, args.mirrors, scratch / "fixbot" / "repo", args.fixbot_config_extra
+            )
             row["failing_commit"] = built.failing_commit
             (keep / "historical-fix.diff").write_text(built.fix_diff, encoding="utf-8")
             row.update(run_fixbot(built, args.fixbot_root, args.fixbot_timeout, keep))
@@ -620,6 +625,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="default: a new /tmp/realbuilds-DATE folder")
     parser.add_argument("--fixbot-root", type=Path, default=ROOT)
     parser.add_argument("--fixbot-timeout", type=float, default=2400.0)
+    parser.add_argument(
+        "--fixbot-config-extra",
+        default="",
+        metavar="YAML",
+        help="appended to every case's .fixbot.yml (fixbot's side only), e.g. "
+        "$'sandbox:\\n  timeout_seconds: 1200\\n'",
+    )
     parser.add_argument("--resume", action="store_true", help="skip cases OUT already holds")
     parser.add_argument("--bare-only", action="store_true", help="check the cases, no fixbot")
     parser.add_argument("--no-bare", action="store_true", help="fixbot only (no cost ratio)")

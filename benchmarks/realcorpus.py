@@ -275,9 +275,10 @@ def git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return done.stdout
 
 
-def materialise(case: Case, mirrors: Path, dest: Path) -> Materialised:
+def materialise(case: Case, mirrors: Path, dest: Path, config_extra: str = "") -> Materialised:
     """A clone of the case's mirror at `dest` (which must not exist), its HEAD the failing
-    commit: the fix commit with `case.source` as the parent has them, and `.fixbot.yml`."""
+    commit: the fix commit with `case.source` as the parent has them, and `.fixbot.yml`
+    (with `config_extra`, YAML, appended: an experiment's setting, e.g. a longer timeout)."""
     mirror = mirror_of(case.project, mirrors)
     if not _has_commit(mirror, case.fix):
         raise CorpusError(
@@ -299,7 +300,9 @@ def materialise(case: Case, mirrors: Path, dest: Path) -> Materialised:
             git(dest, "checkout", "--quiet", parent, "--", path)
         else:  # the fix added the file
             git(dest, "rm", "--quiet", "--", path)
-    (dest / CONFIG).write_text(case.fixbot_config(), encoding="utf-8")
+    extra = config_extra.strip("\n")
+    config = case.fixbot_config() + (f"{extra}\n" if extra else "")
+    (dest / CONFIG).write_text(config, encoding="utf-8")
     git(dest, "add", "--", CONFIG, *case.source)
     message = f"realbuilds {case.id}: {case.fix[:12]} without its source half"
     git(dest, "commit", "--quiet", "--no-verify", "-m", message, env=_IDENTITY)
