@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.overhead import InstantModel, make_repo
 from fixbot.config import load_config
-from fixbot.runs import FixRequest, run_fix, sqlite_checkpointer
+from fixbot.runs import FixRequest, run_fix
+from fixbot.runs.store import sqlite_checkpointer
 from fixbot.sandbox import BwrapSandbox
 from fixbot.snapshot import pin_commit
 

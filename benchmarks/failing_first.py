@@ -36,8 +36,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from fixbot.checks import Mode, run_trial
 from fixbot.cli.bench import SandboxTimer
 from fixbot.config import load_config
-from fixbot.llm import Reply
-from fixbot.runs import Clients, FixRequest, run_fix
+from fixbot.model.client import Reply
+from fixbot.runs import FixRequest, run_fix
+from fixbot.runs.clients import Clients
 from fixbot.sandbox import BwrapSandbox, Sandbox
 from fixbot.snapshot import pin_commit, protect, take_snapshot
 

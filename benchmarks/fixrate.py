@@ -4,7 +4,7 @@ The same tasks, the same model and endpoint, one run, two ways:
 
 * **one-shot** (no fixbot): the whole buggy `solution.py` in, "reply with the whole corrected
   file in one ```python block" (the test is not shown), one chat call at temperature 0 through
-  `fixbot.llm.OpenAIModel` (so tokens are counted as fixbot counts them); the first ```python
+  `fixbot.model.OpenAIModel` (so tokens are counted as fixbot counts them); the first ```python
   block (else the first fenced block, else the whole reply) becomes `solution.py` in a fresh
   copy, and `python -m pytest -q` runs on it in fixbot's bubblewrap sandbox (60 s): fixed means
   exit code 0. Nothing else is asked of it (no ruff, no mypy, no second run).
@@ -135,7 +135,7 @@ class Seams:
 def fixbot_seams(model: str, base_url: str, api_key: str, timeout: float) -> Seams:
     """The one-shot side's model client and sandbox, fixbot's own (so tokens are counted and
     tests run as fixbot counts and runs them), through the packages' faces."""
-    from fixbot.llm import OpenAIModel
+    from fixbot.model.client import OpenAIModel
     from fixbot.sandbox import Limits, RunSpec, choose
 
     client = OpenAIModel(

@@ -31,7 +31,9 @@ from collections import Counter
 from pathlib import Path
 
 from fixbot import cli
-from fixbot.edits import DiffRejected, extract_diff, parse_edits
+from fixbot.edits import DiffRejected
+from fixbot.edits.fences import extract_diff
+from fixbot.edits.reply import parse_edits
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "humanevalfix"

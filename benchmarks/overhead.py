@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from fixbot.config import load_config
-from fixbot.llm import Reply
-from fixbot.loop import nodes
-from fixbot.runs import FixRequest, run_fix, sqlite_checkpointer
+from fixbot.loop import attempts
+from fixbot.model.client import Reply
+from fixbot.model.window import ContextWindow
+from fixbot.runs import FixRequest, run_fix
+from fixbot.runs.store import sqlite_checkpointer
 from fixbot.sandbox import BwrapSandbox
 from fixbot.snapshot import pin_commit
-from fixbot.window import ContextWindow
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "calc"
 
@@ -63,12 +64,12 @@ class InstantModel:
 
 
 class TrialTimer:
-    """Wraps fixbot.nodes.run_trial: one sandboxed check, workspace copy included."""
+    """Wraps fixbot.loop.attempts.run_trial: one sandboxed check, workspace copy included."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
         self.runs = 0
-        self.inner = nodes.run_trial
+        self.inner = attempts.run_trial
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -108,14 +109,14 @@ def one_run(iterations: int, sandbox: BwrapSandbox) -> tuple[float, float]:
             repo=repo, commit=pin_commit(repo), config=config, model_name="instant", base_url=None
         )
         model, timer = InstantModel(), TrialTimer()
-        nodes.run_trial = timer
+        attempts.run_trial = timer
         try:
             with sqlite_checkpointer(Path(tmp) / "state.db") as checkpointer:
                 start = time.perf_counter()
                 result = run_fix(request, model=model, sandbox=sandbox, checkpointer=checkpointer)
                 total = time.perf_counter() - start
         finally:
-            nodes.run_trial = timer.inner
+            attempts.run_trial = timer.inner
         assert result.status == "escalated" and model.calls == iterations, result.reason
         return total - timer.seconds - model.seconds, timer.seconds / timer.runs
 

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fixbot import prompts
-from fixbot.llm import estimate_tokens
+from fixbot.model.client import estimate_tokens
 from fixbot.prompts import excerpts as context
 from fixbot.records import CaseResult, CheckResult
 

@@ -21,12 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from fixbot import proc
-from fixbot.checks import TEST_ENV, command_argv
-from fixbot.checks.channel import Staged
-from fixbot.checks.harness import SandboxLauncher, run_pytest
+from fixbot.checks.gates import TEST_ENV, command_argv
+from fixbot.checks.pytest.channel import Staged
+from fixbot.checks.pytest.harness import SandboxLauncher, run_pytest
 from fixbot.errors import SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import BASE_ENV, BwrapSandbox, DockerSandbox, Limits, RunSpec, Sandbox
+from fixbot.sandbox import BwrapSandbox, DockerSandbox, Limits, RunSpec, Sandbox
+from fixbot.sandbox.protocol import BASE_ENV
 
 TARGETS = {"bwrap": 1.2, "docker": 2.0}
 LIMITS = Limits(timeout_seconds=120, memory_mb=2048)
@@ -57,6 +58,7 @@ class Unsandboxed:
     """The harness's Launcher with no sandbox: the plugin and the channel's own cost."""
 
     transport = "fd"
+    command_timeout = LIMITS.timeout_seconds
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace

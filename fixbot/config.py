@@ -14,8 +14,6 @@ import difflib
 import json
 import math
 import operator
-import re
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from importlib import resources
@@ -25,16 +23,24 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from fixbot.checkspec import CheckSpec, InvalidCheck, legacy_checks, resolve_checks
+from fixbot.commands import (
+    CheckSpec,
+    InvalidCheck,
+    legacy_checks,
+    resolve_checks,
+    setup_words,
+    split_words,
+)
 from fixbot.errors import ConfigError
-from fixbot.shellsyntax import shell_construct
 
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     "tests/**", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py", "noxfile.py",
     ".github/**", ".fixbot.yml",
-    # Test and gate configuration wherever it is: pytest, ruff and mypy read nested copies.
-    "**/conftest.py", "**/pytest.ini", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml",
-    "**/ruff.toml", "**/.ruff.toml", "**/mypy.ini", "**/.mypy.ini",
+    # Test and gate configuration wherever it is: pytest, ruff and mypy read nested copies, and
+    # pytest reads pytest.toml and .pytest.* before pytest.ini; ruff skips what .ignore names.
+    "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/pytest.toml", "**/.pytest.toml",
+    "**/tox.ini", "**/setup.cfg", "**/pyproject.toml", "**/ruff.toml", "**/.ruff.toml",
+    "**/mypy.ini", "**/.mypy.ini", "**/.ignore",
     # What Python runs at start-up from any folder on its path.
     "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
 )  # fmt: skip
@@ -81,7 +87,7 @@ class Price:
 class Verification:
     # The first baseline run runs everything; each further one reproduces the failing checks
     # and tests. A fix's first verification run is the attempt's own full run on a clean copy;
-    # each further one re-runs the originally failing checks and tests (README: "Failing first").
+    # each further one re-runs the originally failing checks and tests (docs/checks.md).
     baseline_runs: int = _bounded(2, minimum=1, maximum=5)  # reproduce before any model call
     final_runs: int = _bounded(2, minimum=1, maximum=5)  # clean-copy passes before finalize
     minimize: bool = True  # drop hunks that are not needed for the pass
@@ -124,6 +130,13 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class ReviewSettings:
+    # A second model's eye on the verified diff, before it ships (loop/review.py); None: none.
+    model: str | None = None
+    base_url: str | None = None  # its OpenAI-compatible endpoint; None: the fixer's
+
+
+@dataclass(frozen=True)
 class Config:
     checks: tuple[CheckSpec, ...] = ()  # the CI's checks, in its order (replaces the next two)
     test_command: str = field(default=DEFAULT_TEST_COMMAND, metadata={"shell_words": True})
@@ -152,10 +165,11 @@ class Config:
     # The model's context window: the whole request (every message and the reply reserve)
     # fits it. None: as the endpoint states it, else 8,192.
     model_context_tokens: int | None = _bounded(None, minimum=1024, maximum=10_000_000)
-    reflection: bool = False  # a separate diagnosis call before each retry (measured: README)
+    reflection: bool = False  # a diagnosis call before each retry (docs/benchmarks.md)
     parallel: Parallel = Parallel()  # K candidates at once after the first failed attempt
     never_fix_branches: tuple[str, ...] = ()  # the Action: branch globs never fixed
     sampling: Sampling = Sampling()  # the temperatures one attempt at a time asks at
+    review: ReviewSettings = ReviewSettings()  # the reviewer of the final diff; off by default
     source: str | None = field(default=None, metadata={"internal": True})
 
     @property
@@ -182,37 +196,39 @@ class Config:
 
 
 # What a shell reads as a chain of commands: the one construct a list of commands replaces.
-_CHAINS = frozenset({"&&", "||", "a ;", "a background &"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+@dataclass(frozen=True)
+class Inputs:
+    """What a root was told over the config file: a command-line flag, an Action input, a
+    server run's settings; the model and the endpoint fall back to FIXBOT_MODEL and
+    OPENAI_BASE_URL. Every root (the CLI, the Action, the server, the bench) turns its own into
+    this, and `overrides()` is the one rule of inputs over the config."""
 
+    model: str | None = None
+    base_url: str | None = None
+    sandbox: str | None = None
+    max_iterations: int | None = None
+    base: str | None = None
 
-def setup_words(command: str) -> tuple[dict[str, str], list[str]]:
-    """One setup command as (its own environment, its argv): split like a shell command, its
-    leading VAR=value words setting that command's environment, as a shell's would. Raise
-    ValueError, saying what to write instead, for what only a shell could run."""
-    construct = shell_construct(command)
-    if construct:
-        instead = (
-            "write each command as one item of a list "
-            "(setup_command: [first command, second command])"
-            if construct in _CHAINS
-            else "run a script of the repository's that does it"
+    def over(self, environ: Mapping[str, str]) -> Inputs:
+        """These inputs, the model and endpoint an environment names where none was given."""
+        return Inputs(
+            model=self.model or environ.get("FIXBOT_MODEL") or None,
+            base_url=self.base_url or environ.get("OPENAI_BASE_URL") or None,
+            sandbox=self.sandbox,
+            max_iterations=self.max_iterations,
+            base=self.base,
         )
-        raise ValueError(
-            f"{command!r} has {construct}, which only a shell understands, but setup_command "
-            f"is never run by a shell: {instead}"
-        )
-    try:
-        words = shlex.split(command)
-    except ValueError as exc:
-        raise ValueError(f"cannot be split into words like a shell command: {exc}") from None
-    env: dict[str, str] = {}
-    while words and _ASSIGNMENT.match(words[0]):
-        name, _, value = words.pop(0).partition("=")
-        env[name] = value
-    if not words:
-        raise ValueError(f"{command!r} names no command to run")
-    return env, words
+
+    def overrides(self) -> dict[str, object]:
+        """The inputs given, as load_config's dotted overrides."""
+        values = {
+            "model": self.model,
+            "base_url": self.base_url,
+            "max_iterations": self.max_iterations,
+            "sandbox.backend": self.sandbox,
+            "base": self.base,
+        }
+        return {key: value for key, value in values.items() if value not in (None, "")}
 
 
 def load_config(
@@ -390,7 +406,7 @@ def _coerce(hint: Any, value: object, rules: Mapping[str, Any]) -> object:
     scalar = _scalar(hint, value)
     _check_bounds(scalar, rules)
     if rules.get("shell_words"):
-        _check_shell_words(str(scalar))
+        split_words(str(scalar))
     if rules.get("setup_commands"):
         _check_setup(str(scalar), "")
     return scalar
@@ -424,15 +440,6 @@ def _coerce_list(item_type: type, value: object, rules: Mapping[str, Any]) -> tu
             raise ValueError(f"item {number}: {exc}") from None
         items.append(scalar)
     return tuple(items)
-
-
-def _check_shell_words(command: str) -> None:
-    try:
-        words = shlex.split(command)
-    except ValueError as exc:
-        raise ValueError(f"cannot be split into words like a shell command: {exc}") from None
-    if not words:
-        raise ValueError("must be a command, got only whitespace")
 
 
 def _scalar(hint: type, value: object) -> object:

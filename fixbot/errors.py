@@ -10,7 +10,7 @@
         ├── SandboxFailed     the sandbox itself died (not the code in it)
         ├── SetupFailed       setup_command (the prepare step) failed or timed out
         ├── ModelUnreachable  the model endpoint failed after retries
-        │   └── DeadlinePassed            (llm.py) the run's wall clock ran out during a call
+        │   └── DeadlinePassed  (model/client.py) the run's wall clock ran out during a call
         ├── RunInProgress     (runs/store.py) another live process runs this thread
         ├── GitFailed         (forge/git.py) a git command of the publish step failed
         ├── PullRequestsNotPermitted (forge/port.py) the token may not open pull requests

@@ -27,6 +27,12 @@ class CaseResult(TypedDict):
     # pytest's own id (tests/test_x.py::TestA::test_b[1]), exact and accepted back by pytest;
     # results are keyed by the JUnit-style id (tests.test_x.TestA::test_b[1]) for now
     nodeid: NotRequired[str]
+    # A failing pytest test's: the phase that decided it, the files of its traceback's frames
+    # (outermost first, the exception's causes before it; "..." where some were left out), and
+    # whether what was raised is a test's own verdict (an AssertionError, pytest.fail).
+    phase: NotRequired[str]
+    frames: NotRequired[list[str]]
+    assertion: NotRequired[bool]
 
 
 class Finding(TypedDict):
@@ -50,6 +56,7 @@ CheckStatus = Literal[
     "tampered",  # the report disagreed with pytest's own tallies, exit status or canaries
     "failed",  # one check (not a test run) ran and failed: findings, or a non-zero exit
     "error",  # one check could not run or be read: its tool missing, its output unreadable
+    "process_limit",  # the sandbox's process cap was hit and held: ended at once (a fork bomb)
 ]
 # The statuses under which per-test outcomes can be trusted and compared. A whole result is
 # `tests_failed` when any of its checks failed (whatever its kind), `passed` when none did.
@@ -62,7 +69,7 @@ class CheckRun(TypedDict):
     checks/suite.py), so the pass definition reads every check the same way."""
 
     name: str
-    kind: str  # checkspec.CheckKind
+    kind: str  # commands.CheckKind
     gate: bool  # the legacy "no new findings" gate: its findings never make the build red
     status: CheckStatus
     exit_code: int
@@ -71,6 +78,31 @@ class CheckRun(TypedDict):
     command: str  # what fixbot ran
     failing: NotRequired[list[str]]  # a test run's: its failing tests (quarantined ones too)
     selected: NotRequired[int]  # failing first: the tests it was restricted to, by node id
+    # A pytest run's: where pytest found its configuration, [rootdir, ini file or ""], as the
+    # sandbox saw them; later runs of the check are pinned to the baseline's (gates.py).
+    configured: NotRequired[list[str]]
+
+
+class PluginRecord(TypedDict):
+    """One pytest plugin of the checks' environment (a distribution with pytest11 entry
+    points): loaded with `-p NAME` for each of its names."""
+
+    dist: str
+    version: str
+    names: list[str]  # its entry points' names
+    modules: list[str]  # the top-level modules they load
+
+
+class EnvironmentRecord(TypedDict):
+    """The environment the checks ran in (checks/prepare): the project's own (built by its
+    setup_command) or the shared one (no setup_command), and the pytest and plugins in it."""
+
+    kind: str  # "project", "shared", or "none" (no check that runs code)
+    python: str  # the interpreter's version
+    pytest: str  # pytest's version there ("" when it has none)
+    pytest_from: str  # "the setup_command", or what fixbot installed and why
+    plugins: list[PluginRecord]
+    shadowed: NotRequired[list[str]]  # baseline: modules the tests imported from outside it
 
 
 class CheckResult(TypedDict):
@@ -84,14 +116,24 @@ class CheckResult(TypedDict):
     log_ref: NotRequired[str]  # where the full result is on disk, once slimmed for the state
     tampering: NotRequired[list[str]]  # why the run is `tampered`: each disagreement, named
     running: NotRequired[str]  # the test in progress when the whole command timed out
+    # The run was cut short (its timeout, or a test that hung through every rerun): what ran
+    # is the result, the running test failed, the tests that never ran are missing.
+    cut_short: NotRequired[str]
     hung: NotRequired[list[str]]  # tests that would not stop: failed, the suite rerun without
     canaries: NotRequired[dict[str, str]]  # fixbot's own checks: role -> reported outcome
+    # A would-be pass's decisive tests, judged again alone in fresh interpreters (checks/rejudge):
+    # test -> "passed (plain)", "failed (pytest)", ...
+    rejudged: NotRequired[dict[str, str]]
     # Absent in records older than `checks:`: they are one test run plus the gates' findings.
     checks: NotRequired[list[CheckRun]]  # every check that ran, in the order they ran
     partial: NotRequired[bool]  # failing first: only the baseline's failing checks and tests ran
     # A baseline's only: test -> why it is outside the pass definition (flaky at baseline, or
     # broken by the environment); see checks/classify.py.
     quarantined: NotRequired[dict[str, str]]
+    environment: NotRequired[EnvironmentRecord]  # what the checks ran in
+    # The pytest runs': top-level module -> the file it was imported from, as the test process
+    # saw it (the standard library's left out), for the baseline's shadowing check.
+    imports: NotRequired[dict[str, str]]
 
 
 def failing_tests(result: CheckResult) -> list[str]:
@@ -124,6 +166,10 @@ def slim(result: CheckResult, log_ref: str) -> CheckResult:
         slimmed["running"] = result["running"]
     if "hung" in result:
         slimmed["hung"] = result["hung"]
+    if "cut_short" in result:
+        slimmed["cut_short"] = result["cut_short"]
+    if "rejudged" in result:
+        slimmed["rejudged"] = result["rejudged"]
     if "canaries" in result:
         slimmed["canaries"] = result["canaries"]
     if "checks" in result:
@@ -197,8 +243,29 @@ EscalationKind = Literal[
     "verification",
     "iterations",
     "budget",
+    "review",  # the reviewer found special-casing or tampering in the verified diff
 ]
 ESCALATION_KINDS: frozenset[str] = frozenset(get_args(EscalationKind))
+
+
+# --- the reviewer's verdict on the final diff ----------------------------------------------
+
+ReviewVerdict = Literal["legitimate", "special-casing", "tampering", "none"]
+REVIEW_VERDICTS: tuple[ReviewVerdict, ...] = ("legitimate", "special-casing", "tampering")
+REVIEW_BLOCKS: frozenset[str] = frozenset({"special-casing", "tampering"})
+
+
+class Review(TypedDict):
+    """The reviewer's verdict on one verified diff (config `review`): recorded, never a pass."""
+
+    attempt: int  # the attempt whose verified (and minimized) diff was reviewed
+    model: str
+    verdict: ReviewVerdict  # "none": no verdict (a reply not in the form, an error, refused)
+    reason: str  # the reviewer's one line; for no verdict, fixbot's why
+    reply: str  # what the reviewer answered, capped (untrusted)
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
 
 
 class StepNotRun(TypedDict):

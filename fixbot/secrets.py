@@ -42,7 +42,7 @@ import re
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -67,7 +67,17 @@ class _Span:
 
 KNOWN_KIND = "known"
 """The kind shown for `known` values passed to `redact`."""
-MIN_KNOWN_LENGTH = 4
+MIN_KNOWN_LENGTH = 8
+"""A `known` value shorter than this is a placeholder (`local`, `x`, `1234`): never redacted."""
+PLACEHOLDER_WORDS = frozenset(
+    {
+        "local", "none", "null", "nil", "empty", "dummy", "test", "testing", "secret",
+        "password", "changeme", "change-me", "fake", "token", "key", "apikey", "api-key",
+        "api_key", "ollama", "lm-studio", "lmstudio", "llama", "vllm", "sk-no-key-required",
+        "no-key", "nokey", "not-needed", "notneeded", "unused", "anything", "placeholder",
+    }
+)  # fmt: skip
+"""Values a local model server's key is set to by convention (any key works there)."""
 
 _MARKER = re.compile(r"\[redacted:[^\]\n]*\]")
 
@@ -98,6 +108,30 @@ class _Pattern:
 
 def _not_placeholder(value: str) -> bool:
     return not _PLACEHOLDER.search(value)
+
+
+CREDENTIALS = ("OPENAI_API_KEY", "GITHUB_TOKEN", "FIXBOT_DATABASE_URL")
+"""The environment variables that hold credentials: never logged, never sent to the model,
+never in an output (the Action adds the token's auth header)."""
+
+
+def placeholder_credentials(env: Mapping[str, str]) -> list[str]:
+    """The credential variables set to a placeholder (is_placeholder): not redacted, and the
+    evidence says so."""
+    return [name for name in CREDENTIALS if env.get(name) and is_placeholder(env[name])]
+
+
+def is_placeholder(value: str) -> bool:
+    """A credential's value too short or too common to be a secret (a local server's `local`,
+    `none`, `x`, `sk-no-key-required`): redacting it would damage every text it occurs in (the
+    model's name `fixbot-local`) and hide nothing. Real keys are long and random."""
+    text = value.strip()
+    return (
+        len(text) < MIN_KNOWN_LENGTH
+        or text.lower() in PLACEHOLDER_WORDS
+        or len(set(text)) == 1
+        or not _not_placeholder(text)
+    )
 
 
 def _looks_random(value: str) -> bool:
@@ -483,13 +517,14 @@ def _redact_once(text: str, known: Sequence[str]) -> str:
 
 
 def redact(text: str, *, known: Iterable[str] = ()) -> str:
-    """`text` with every secret value, and every `known` value of 4 or more characters,
-    replaced by "[redacted:<kind>]"; everything else is left exactly as it was.
+    """`text` with every secret value, and every `known` value that is not a placeholder
+    (is_placeholder), replaced by "[redacted:<kind>]"; everything else is left exactly as it
+    was.
 
     Repeats until nothing more is found (a redaction can expose a token boundary), so
     `redact(redact(t)) == redact(t)` and `find_secrets(redact(t)) == []`.
     """
-    values = tuple(sorted({v for v in known if len(v) >= MIN_KNOWN_LENGTH}))
+    values = tuple(sorted({v for v in known if not is_placeholder(v)}))
     while (redacted := _redact_once(text, values)) != text:
         text = redacted
     return text

@@ -8,7 +8,7 @@ environment, never from a request. Two nodes wrap the loop:
 
 `pin` records the thread id and the commit (HEAD unless one is named), so a resume snapshots the
 same commit. `fix` builds the real dependencies with the same assembly as `fixbot fix`
-(runs.models / build_deps: the strong model, the money cap's prices, the secrets redacted) and
+(runs.open_clients / deps_for: the strong model, the money cap's prices, the secrets redacted) and
 runs the loop (loop/graph.py) as a subgraph with them as its context: its checkpoints, its
 interrupt() and the answer (`Command(resume=...)` through the runs API, as `fixbot resume`
 sends) live in the server's thread, its lessons in the server's store.
@@ -19,12 +19,10 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Mapping
-from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
@@ -33,11 +31,10 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server's schemas)
 
-from fixbot.checks import index_settings
-from fixbot.config import load_config
+from fixbot.config import Inputs, load_config
 from fixbot.errors import UsageError
-from fixbot.loop import FixState, Update, build_graph, initial_state, recursion_limit, validate
-from fixbot.runs import Clients, build_deps, choose_sandbox, models, secrets_in, snapshots
+from fixbot.loop import FixState, Update, build_graph, recursion_limit, validate
+from fixbot.runs import deps_for, open_clients, start_state
 from fixbot.snapshot import find_root, pin_commit, resolve_commit
 
 
@@ -104,35 +101,14 @@ def run_loop(
     are those `fixbot fix` builds (the strong model, the secrets it redacts), the lessons kept
     in the server's own store."""
     root = find_root(Path(settings.repo))
-    config = load_config(root, overrides=overrides(settings, environ))
+    config = load_config(root, overrides=inputs(settings, environ).overrides())
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-server-"))
+    thread, commit = state["thread_id"], state["commit"]
     try:
-        with ExitStack() as stack:
-            model, strong = models(config, environ, stack)
-            backend, image = config.sandbox.backend, config.sandbox.image
-            sandbox = stack.enter_context(closing(choose_sandbox(backend, environ, image=image)))
-            index = index_settings(environ)
-            clients = Clients(
-                model=model,
-                sandbox=sandbox,
-                checkpointer=None,  # the server's own: the subgraph checkpoints in its thread
-                store=store,
-                strong_model=strong,
-                secrets=secrets_in(environ, index.secrets),
-                index=index,
-            )
-            snapshot, base = snapshots(root, state["commit"], config, workdir)
-            deps = build_deps(clients, config, snapshot, base)
-            start = initial_state(
-                thread_id=state["thread_id"],
-                commit=state["commit"],
-                manifest=snapshot.manifest,
-                max_iterations=config.max_iterations,
-                token_budget=config.budget.tokens,
-                cost_budget=config.budget.cost_usd or 0.0,
-                deadline=time.time() + config.budget.wall_clock_seconds,
-                hint=state.get("hint", ""),
-            )
+        with open_clients(root, thread, config, environ, hosted=store) as clients:
+            deps = deps_for(clients, config, root, commit, workdir)
+            hint, manifest = state.get("hint", ""), deps.snapshot.manifest
+            start = start_state(thread, commit, config, clients, hint=hint, manifest=manifest)
             validate(start)
             # On a resume the subgraph ignores `start` and continues from its own checkpoint.
             iterations = config.max_iterations + config.resume.max_extra_iterations
@@ -147,18 +123,16 @@ def run_loop(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def overrides(settings: RunSettings, environ: Mapping[str, str]) -> dict[str, object]:
-    """The run's settings over the server's defaults, as load_config overrides."""
+def inputs(settings: RunSettings, environ: Mapping[str, str]) -> Inputs:
+    """The run's settings over the server's defaults; never an endpoint of the run's own."""
     own = environ.get("OPENAI_BASE_URL", "")
     if settings.base_url and settings.base_url.rstrip("/") != own.rstrip("/"):
         raise UsageError(
             "a run cannot name its own base_url: the server's API key would go there; "
             "set OPENAI_BASE_URL where the server runs"
         )
-    values: dict[str, Any] = {
-        "model": settings.model or environ.get("FIXBOT_MODEL"),
-        "base_url": own,
-        "max_iterations": settings.max_iterations,
-        "sandbox.backend": settings.sandbox,
-    }
-    return {key: value for key, value in values.items() if value not in (None, "")}
+    return Inputs(
+        model=settings.model or None,
+        max_iterations=settings.max_iterations,
+        sandbox=settings.sandbox,
+    ).over(environ)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -132,6 +133,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = getattr(item, "fixturenames", ())
         if item.path.is_relative_to(E2E_FOLDER) or "run_fixbot" in fixtures:
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_environments() -> None:
+    """The shared environment the checks run in (a virtualenv with fixbot's pinned pytest),
+    built once per machine with this host's package-index settings: a test that passes none
+    would build it without them, which fails behind a TLS-intercepting proxy. Cached in
+    ~/.cache/fixbot, so this costs a sandbox's start once it is built."""
+    if shutil.which("bwrap") is None:
+        return
+    from fixbot.checks.prepare import index_settings
+    from fixbot.checks.prepare.base import shared_environment
+    from fixbot.checks.prepare.pins import PINNED
+    from fixbot.errors import FixbotError
+    from fixbot.sandbox import BwrapSandbox, Limits
+
+    with contextlib.suppress(FixbotError):  # no index here: the tests that need it say so
+        index = index_settings(os.environ)
+        shared_environment(BwrapSandbox(), Limits(timeout_seconds=900), index, PINNED)
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -17,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixbot.llm import ContextExceeded, DeadlinePassed, Reply
+from fixbot.model.client import ContextExceeded, DeadlinePassed, Reply
+from fixbot.model.window import ContextRefusal, ContextWindow
 from fixbot.proc import Completed
 from fixbot.sandbox import DEFAULT_LIMITS, Limits, RunSpec, Sandbox
-from fixbot.window import ContextRefusal, ContextWindow
 
 # --- scripted replies for the bundled example (examples/calc: mean divides by len + 1) ------
 
@@ -200,6 +201,8 @@ class PlayedSandbox:
 
     def run(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         self.runs.append(tuple(argv))
+        if any(word.endswith("/runner.py") for word in argv[:3]):
+            return self._judge(argv, spec)
         if "pytest" in argv:
             found = dict(self.outcomes(spec.workspace))
             selected = [word for word in argv if "::" in word]
@@ -207,13 +210,28 @@ class PlayedSandbox:
                 found = {t: o for t, o in found.items() if _node_id(t) in selected}
             forged = self.forges is not None and self.forges(spec.workspace)
             output = play_channel(found, _digest(spec.workspace), spec, forged=forged)
-            return Completed(tuple(argv), 1, output, 0.01, False, len(output))
+            code = int(any(o in ("failed", "error") for o in found.values()))
+            return Completed(tuple(argv), code, output, 0.01, False, len(output))
         if "ruff" in argv:
             return self._ruff(argv, spec)
         if "mypy" in argv:
             lines = [f"{p}:{n}: error: {m}  [{c}]" for p, n, c, m in self.types(spec.workspace)]
             return Completed(tuple(argv), int(bool(lines)), "\n".join(lines), 0.01, False, 1)
         return Completed(tuple(argv), 0, "1.1.1.1:80 refused: played", 0.01, False, 26)
+
+    def _judge(self, argv: Sequence[str], spec: RunSpec) -> Completed:
+        """The second judgement's runner, played: the test's outcome in this workspace, said
+        with the nonce fixbot sent over the socket it passed down."""
+        mode, rest = argv[4], list(argv[5:])
+        alone = f"{rest[2]}::{rest[1].replace('.', '::')}" if mode != "pytest" else ""
+        nodeid = rest[0] if mode == "pytest" else alone
+        played = {_node_id(t): o for t, o in self.outcomes(spec.workspace).items()}
+        verdict = "passed" if played.get(nodeid) == "passed" else "failed"
+        with socket.socket(fileno=os.dup(spec.fds[0])) as channel:
+            nonce = channel.recv(256).split(b"\n")[0].decode()
+            channel.sendall(f"{nonce} {verdict} played\n".encode())
+        code = 0 if verdict == "passed" else 1
+        return Completed(tuple(argv), code, f"judged {verdict}", 0.01, False, 13)
 
     def _ruff(self, argv: Sequence[str], spec: RunSpec) -> Completed:
         found = self.lint(spec.workspace)
@@ -267,11 +285,20 @@ def play_channel(
     env = dict(spec.env or {})
     run, address = env["FIXBOT_HARNESS_RUN"], env["FIXBOT_HARNESS_CHANNEL"]
     assert address == f"fd:{spec.fds[0]}", address
-    canaries = {f"fixbot_canary_{run}::{r}": r for r in ("integrity", "must_pass", "must_fail")}
+    tag = f"played{run}"
+    canaries = {f"fixbot_canary_{tag}::{r}": r for r in ("integrity", "must_pass", "must_fail")}
     played = {_node_id(t): o for t, o in outcomes.items()}
-    played.update({t: "failed" if r == "must_fail" else "passed" for t, r in canaries.items()})
+    played.update({t: "xfailed" if r == "must_fail" else "passed" for t, r in canaries.items()})
     lines: list[dict[str, Any]] = [
-        {"k": "hello", "terminal": True, "verbosity": 0},
+        {
+            "k": "hello",
+            "terminal": True,
+            "verbosity": 0,
+            "canary": tag,
+            "must_fail": "xfailed",
+            "rootdir": "/workspace",
+            "inifile": "",
+        },
         {"k": "collected", "ids": list(played)},
         {"k": "collection", "count": len(played)},
     ]
@@ -279,7 +306,7 @@ def play_channel(
     for nodeid, outcome in played.items():
         message = "" if outcome == "passed" else f"{outcome} on code {code}"
         if canaries.get(nodeid) == "must_fail":
-            message = f"fixbot canary {run}: this check fails on purpose"
+            message = f"fixbot canary {tag}"
         tally[outcome] += 1
         lines.append({"k": "start", "nodeid": nodeid})
         lines.append(
@@ -289,8 +316,9 @@ def play_channel(
     failing = tally["failed"] + tally["error"]
     lines.append({"k": "integrity", "problems": []})
     lines.append(
-        {"k": "finish", "exitstatus": 1, "stats": dict(tally), "testsfailed": failing,
-         "testscollected": len(played), "shouldstop": False, "shouldfail": False}
+        {"k": "finish", "exitstatus": int(bool(failing)), "stats": dict(tally),
+         "testsfailed": failing, "testscollected": len(played), "shouldstop": False,
+         "shouldfail": False}
     )  # fmt: skip
     data = b"".join(
         json.dumps({**line, "run": run, "seq": seq}).encode() + b"\n"
@@ -301,5 +329,6 @@ def play_channel(
 
     while data:
         data = data[os.write(spec.fds[0], data) :]
-    summary = ", ".join(f"{tally[k]} {k}" for k in ("failed", "error", "passed") if tally[k])
+    words = ("failed", "error", "passed", "skipped", "xfailed")
+    summary = ", ".join(f"{tally[k]} {k}" for k in words if tally[k])
     return f"played\n{summary} in 0.01s\n"

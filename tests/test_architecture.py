@@ -1,5 +1,5 @@
-"""The shape of the house: imports run one way down the layers, each package is used through
-its face, third-party clients stay at the edge, nothing runs at import."""
+"""The shape of the house: imports run one way down the layers (tests/layering.py), each package
+is used through its face, third-party clients stay at the edge, nothing runs at import."""
 
 from __future__ import annotations
 
@@ -10,118 +10,66 @@ from pathlib import Path
 
 import pytest
 
+from tests.layering import (
+    STAGED,
+    face_violations,
+    foundation_order_violations,
+    imports_of,
+    layer_violations,
+    order_problems,
+    relative_imports,
+    unlayered_parts,
+)
+
 PACKAGE = Path(__file__).resolve().parent.parent / "fixbot"
 
-# What each part of the package may import of fixbot (besides itself): the pipeline, top down.
-# Foundation modules import only one another; a package sees the layers above it in this table.
-FOUNDATION = {
-    "errors", "log", "proc", "secrets", "config", "llm", "window", "paths", "records", "inert",
-    "checkspec", "commandline", "shellsyntax",
-}  # fmt: skip
-LAYERS: dict[str, set[str]] = {
-    # L0 foundation: the exception tree, logging, the subprocess helper, secrets, the config,
-    # the model client and its context window, the .fixbot/ layout, the records kept in
-    # checkpoints and evidence
-    **{name: FOUNDATION for name in FOUNDATION},
-    # L1 material: the commit and its copies, the sandboxes, a reply made a patch
-    "snapshot": FOUNDATION | {"edits"},
-    "sandbox": FOUNDATION,
-    "edits": {"errors"},
-    # L2 judgement: the checks and the pass definition, the screening, the prompts
-    "checks": FOUNDATION | {"snapshot", "sandbox", "edits"},
-    "screen": FOUNDATION | {"snapshot", "edits"},
-    "prompts": FOUNDATION | {"snapshot"},
-    # L3 the loop
-    "loop": FOUNDATION | {"snapshot", "sandbox", "edits", "checks", "screen", "prompts"},
-    # L4 the outcome: the result (never the loop), and the runs that drive the loop
-    "report": FOUNDATION,
-    "runs": FOUNDATION
-    | {"snapshot", "sandbox", "edits", "checks", "screen", "prompts", "loop"}
-    | {"report"},
-    # L5 the forge: decide, then publish; it never runs repository code
-    "forge": FOUNDATION | {"report", "edits", "screen", "snapshot"},
-    # L6 the roots: anything; nothing imports them
-    "cli": {"*"},
-    "server": {"*"},
-    "__main__": {"cli"},
-    "__init__": set(),
-}
+
+def test_imports_run_one_way_down_the_layers() -> None:
+    assert layer_violations(PACKAGE) == []
 
 
-def part_of(path: Path) -> str:
-    """`loop` for fixbot/loop/nodes.py, `config` for fixbot/config.py."""
-    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+def test_the_foundation_imports_only_what_comes_before_it() -> None:
+    assert foundation_order_violations(PACKAGE) == []
 
 
-def fixbot_imports(path: Path) -> list[tuple[str, int]]:
-    """(fixbot.a.b, line) for every import of fixbot in the file; `from fixbot import x`
-    gives fixbot.x."""
-    tree = ast.parse(path.read_text())
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(a.name, node.lineno) for a in node.names if a.name.startswith("fixbot")]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "fixbot":
-                found += [(f"fixbot.{a.name}", node.lineno) for a in node.names]
-            elif node.module.startswith("fixbot."):
-                found.append((node.module, node.lineno))
-    return found
+def test_the_layer_table_is_an_order() -> None:
+    assert order_problems() == []
 
 
-SOURCES = sorted(PACKAGE.rglob("*.py"))
-
-# The one module under fixbot/ that imports nothing of fixbot: package data, copied into each
-# check's sandbox and loaded there by the repository's own pytest (`-p fixbot_harness_<hex>`),
-# never imported by fixbot itself.
-STAGED_PLUGIN = PACKAGE / "checks" / "pytest_plugin.py"
+def test_no_import_is_relative() -> None:
+    assert relative_imports(PACKAGE) == []
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_imports_run_one_way_down_the_layers(path: Path) -> None:
-    part = part_of(path)
-    allowed = LAYERS[part]
-    for module, line in fixbot_imports(path):
-        target = module.split(".")[1]
-        if target == "__version__" or target == part or "*" in allowed:
-            continue
-        assert target in allowed, f"{path.relative_to(PACKAGE)}:{line} imports {module}"
+def test_packages_are_used_through_their_faces() -> None:
+    assert face_violations(PACKAGE) == []
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_packages_are_used_through_their_faces(path: Path) -> None:
-    """Outside a package, only its __init__ (or a subpackage's) is imported: its modules are
-    its own business."""
-    part = part_of(path)
-    for module, line in fixbot_imports(path):
-        names = module.split(".")
-        target = names[1]
-        if target == part or not (PACKAGE / target).is_dir() or len(names) == 2:
-            continue
-        face = PACKAGE.joinpath(*names[1:])
-        assert face.is_dir(), f"{path.relative_to(PACKAGE)}:{line} reaches into {module}"
-
-
-def test_the_staged_pytest_plugin_imports_only_the_stdlib_and_pytest() -> None:
+@pytest.mark.parametrize("staged", STAGED, ids=str)
+def test_what_is_staged_into_a_sandbox_imports_only_the_stdlib_and_pytest(staged: Path) -> None:
     allowed = set(sys.stdlib_module_names) | {"__future__", "pytest", "_pytest", "pluggy"}
-    assert fixbot_imports(STAGED_PLUGIN) == []
-    assert imports(STAGED_PLUGIN) <= allowed, imports(STAGED_PLUGIN) - allowed
+    found = imports(PACKAGE / staged)
+    assert found <= allowed, found - allowed
+    assert list(imports_of(PACKAGE / staged)) == [], staged
 
 
-def test_nothing_in_fixbot_imports_the_staged_plugin() -> None:
-    """fixbot copies the file (channel.PLUGIN_SOURCE); importing it would run its hooks' setup
-    (the channel, the snapshot of pytest) in fixbot's own process."""
-    for path in SOURCES:
+@pytest.mark.parametrize("staged", STAGED, ids=str)
+def test_nothing_in_fixbot_imports_what_is_staged(staged: Path) -> None:
+    """fixbot copies these files (channel.PLUGIN_SOURCE, rejudge RUNNER_SOURCE); importing one
+    would run its setup (the channel, the snapshot of pytest) in fixbot's own process."""
+    dotted = "fixbot." + ".".join(staged.with_suffix("").parts)
+    package, _, module = dotted.rpartition(".")
+    for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.Import):
+                assert all(a.name != dotted for a in node.names), path
+            elif isinstance(node, ast.ImportFrom):
+                assert node.module != dotted, path
                 names = [a.name for a in node.names]
-                names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                assert not any(n.split(".")[-1] == "pytest_plugin" for n in names), path
+                assert not (node.module == package and module in names), path
 
 
 def test_every_part_of_the_package_has_a_layer() -> None:
-    parts = {part_of(p) for p in SOURCES} - {"schema", "prompts/templates"}
-    assert parts <= set(LAYERS), parts - set(LAYERS)
+    assert unlayered_parts(PACKAGE) == set()
 
 
 def test_the_publish_path_loads_no_sandbox_loop_or_langgraph() -> None:
@@ -149,7 +97,7 @@ def test_the_edits_package_loads_nothing_but_the_exception_tree() -> None:
 
 # Each third-party client is imported by exactly one module.
 OWNERS = {
-    "openai": {"llm.py"},
+    "openai": {"model/client.py"},
     "docker": {"sandbox/docker.py"},
     "github": {"forge/github/client.py"},
     "detect_secrets": {"secrets.py"},
@@ -222,20 +170,3 @@ def test_bad_option_is_a_usage_error() -> None:
     )
     assert result.returncode == 2
     assert "--max-iterations" in result.stderr
-
-
-def test_every_action_input_and_output_is_documented_in_the_readme() -> None:
-    import yaml
-
-    root = PACKAGE.parent
-    action = yaml.safe_load((root / "action.yml").read_text())
-    readme = (root / "README.md").read_text()
-    for name in [*action["inputs"], *action["outputs"]]:
-        assert f"| `{name}` |" in readme, name
-
-
-def test_the_readme_shows_the_workflow_exactly_as_shipped() -> None:
-    root = PACKAGE.parent
-    workflow = (root / ".github" / "workflows" / "fixbot.yml").read_text()
-    readme = (root / "README.md").read_text()
-    assert f"```yaml\n{workflow}```" in readme

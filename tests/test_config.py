@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from fixbot import report
+from fixbot.commands import setup_words
 from fixbot.config import (
     DEFAULT_PROTECTED_PATHS,
     Budget,
@@ -22,7 +23,6 @@ from fixbot.config import (
     checks_of,
     config_schema,
     load_config,
-    setup_words,
 )
 from fixbot.errors import ConfigError
 

@@ -40,7 +40,7 @@ def test_without_a_docker_engine_the_docker_tests_skip_saying_why() -> None:
     env["DOCKER_HOST"] = "unix:///nonexistent/docker.sock"
     selected = [
         "tests/sandbox/test_docker_sandbox.py",
-        "tests/checks/test_prepare.py::test_a_failing_setup_leaves_nothing_cached",
+        "tests/checks/prepare/test_prepare.py::test_a_failing_setup_leaves_nothing_cached",
         "tests/cli/test_fix.py::test_fixed_end_to_end_in_the_docker_sandbox",
         "-k",
         "docker",

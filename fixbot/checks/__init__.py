@@ -1,75 +1,50 @@
 """The checks in the sandbox, and the pass definition.
 
-run_trial         a fresh workspace over the snapshot, a diff applied, the checks run (in full,
-                  failing first, or only the failing ones again)
-run_suite         the configured checks over one workspace, each by its kind; pytest with
-                  fixbot's plugin, its report channel cross-checked (harness.py), a per-test
-                  timeout (checks[].test_timeout_seconds, 60 s)
+The parts:
+
+    pytest/     pytest as fixbot runs it: the staged plugin, the report channel, the cross-check
+    prepare/    the project's own environment, built from its setup_command
+    running     trial.py (a fresh workspace, a diff, the checks: full, failing first, rerun),
+                suite.py (each check by its kind), gates.py, unittests.py, tools.py,
+                findings.py, part.py, selection.py, autofix.py (ruff's own fixes)
+    judgement   verdict.py (the pass definition), classify.py (flaky / environment / code, and
+                the quarantine), baseline.py (a baseline that did not run properly)
+
+The face, what the loop, the runs and the roots use:
+
+run_trial / Mode  a fresh workspace over the snapshot, a diff applied, the checks run
+limits_for        a check's limits from the config
 problems          the pass definition: why an attempt is not a pass ([] when it is)
 reproduced        why a re-run of the failing checks and tests does not show them passing
 classify          flaky / environment / code, from the baseline's runs, and the quarantine
 require_completed a baseline that did not run properly is the environment's problem
+imports_checked   the tests import the project from the repository, the rest from its environment
 ruff_diff         zero-token fixes: ruff's own, when a failing check is a ruff check
-prepared_environment / index_settings / plugin_options
-                  the prepare step, the host's package-index settings it inherits, and the
-                  prepared environment's pytest plugins
+index_settings    the host's package-index settings the prepare step inherits
 """
 
 from __future__ import annotations
 
 from fixbot.checks.autofix import MODEL as AUTOFIX_MODEL
 from fixbot.checks.autofix import ruff_diff, ruff_failing
-from fixbot.checks.baseline import network_probe, require_completed
-from fixbot.checks.classify import (
-    Classification,
-    classify,
-    environment_cause,
-    generated_paths,
-    with_quarantine,
-)
-from fixbot.checks.findings import parse_mypy, parse_ruff, parse_ruff_format
-from fixbot.checks.gates import TEST_ENV, BadTestCommand, command_argv, is_pytest
-from fixbot.checks.harness import junit_id
-from fixbot.checks.index import IndexSettings, index_settings
-from fixbot.checks.plugins import plugin_options
-from fixbot.checks.prepare import cache_key, prepared_environment, prune_environments, whole_tail
-from fixbot.checks.scm import scm_env, scm_version
+from fixbot.checks.baseline import imports_checked, network_probe, require_completed
+from fixbot.checks.classify import classify, generated_paths, with_quarantine
+from fixbot.checks.prepare import IndexSettings, index_settings, prune_environments
 from fixbot.checks.selection import as_rerun
-from fixbot.checks.suite import run_checks, run_suite
-from fixbot.checks.trial import (
-    Mode,
-    limits_for,
-    reader,
-    run_trial,
-    setup_limits,
-    tampered_problems,
-)
-from fixbot.checks.verdict import new_findings, problems, reproduced
+from fixbot.checks.trial import Mode, limits_for, reader, run_trial, tampered_problems
+from fixbot.checks.verdict import problems, reproduced
 
 __all__ = [
     "AUTOFIX_MODEL",
-    "TEST_ENV",
-    "BadTestCommand",
-    "Classification",
     "IndexSettings",
     "Mode",
     "as_rerun",
-    "cache_key",
     "classify",
-    "command_argv",
-    "environment_cause",
     "generated_paths",
+    "imports_checked",
     "index_settings",
-    "is_pytest",
-    "junit_id",
     "limits_for",
     "network_probe",
-    "new_findings",
-    "parse_mypy",
-    "parse_ruff",
-    "parse_ruff_format",
-    "plugin_options",
-    "prepared_environment",
     "problems",
     "prune_environments",
     "reader",
@@ -77,13 +52,7 @@ __all__ = [
     "require_completed",
     "ruff_diff",
     "ruff_failing",
-    "run_checks",
-    "run_suite",
     "run_trial",
-    "scm_env",
-    "scm_version",
-    "setup_limits",
     "tampered_problems",
-    "whole_tail",
     "with_quarantine",
 ]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from fixbot.checks.part import entry_id
 from fixbot.checks.tools import interpreter, tool_argv
 from fixbot.checks.trial import reader
-from fixbot.checkspec import CheckSpec, is_ruff
+from fixbot.commands import CheckSpec, is_ruff
 from fixbot.edits import FileChange, render_diff
 from fixbot.records import CheckResult, failing_tests
 from fixbot.sandbox import Limits, RunSpec, Sandbox, attempt_scratch

@@ -1,15 +1,18 @@
-"""The baseline's own rules: a run that did not complete is the environment's problem, and a
-probe shows what the sandbox's network gives (nothing)."""
+"""The baseline's own rules: a run that did not complete is the environment's problem, the
+tests import the project from the repository and everything else from the project's own
+environment (imports_checked), and a probe shows what the sandbox's network gives (nothing)."""
 
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from fixbot.errors import EnvironmentProblem
 from fixbot.records import COMPLETED, CheckResult
-from fixbot.sandbox import Limits, RunSpec, Sandbox, unreadable_toolchain
+from fixbot.sandbox import PREPARED, WORKSPACE, Limits, RunSpec, Sandbox, unreadable_toolchain
 
 _PROBE = (
     "import socket\n"
@@ -103,6 +106,48 @@ def _tampered(name: str, result: CheckResult) -> str:
     )
 
 
+def imports_checked(result: CheckResult, files: Sequence[str]) -> CheckResult:
+    """The baseline with the modules its tests imported from outside the project's
+    environment and the repository named (`environment.shadowed`, for the evidence);
+    EnvironmentProblem when the tests imported the project's own package from anywhere but the
+    repository: every check would test that copy, never the attempt's code."""
+    own = own_packages(files)
+    elsewhere, shadowed = [], []
+    for module, path in sorted(result.get("imports", {}).items()):
+        if path.startswith(WORKSPACE + "/"):
+            continue
+        if module in own:
+            elsewhere.append(f"{module!r} from {path} (the repository has {own[module]})")
+        elif not path.startswith(PREPARED + "/"):
+            shadowed.append(f"{module}: {path}")
+    if elsewhere:
+        raise EnvironmentProblem(
+            "the tests import the project's own package from outside the repository, so no "
+            f"change to it would be tested: {'; '.join(elsewhere)}. Install the project "
+            "editable in setup_command (python -m pip install -e .), or set its import path "
+            "(pytest's pythonpath)"
+        )
+    if not shadowed or "environment" not in result:
+        return result
+    return {**result, "environment": {**result["environment"], "shadowed": shadowed}}
+
+
+def own_packages(files: Sequence[str]) -> dict[str, str]:
+    """The repository's own packages (a folder with __init__.py at its root or under src/) and
+    src/ modules: name -> path. A module file at the root is left out: it may be a script or a
+    vendored copy, which the tests need not import from there."""
+    found: dict[str, str] = {}
+    for path in files:
+        parts = path.removeprefix("src/").split("/")
+        if len(parts) == 2 and parts[1] == "__init__.py" and parts[0].isidentifier():
+            found.setdefault(parts[0], path.rsplit("/", 1)[0])
+        elif path.startswith("src/") and len(parts) == 1 and parts[0].endswith(".py"):
+            name = parts[0].removesuffix(".py")
+            if name.isidentifier():
+                found.setdefault(name, path)
+    return found
+
+
 def network_probe(sandbox: Sandbox) -> str:
     """Evidence that the sandbox has no network: what a connection attempt from inside got."""
     scratch = Path(tempfile.mkdtemp(prefix="fixbot-probe-"))
@@ -110,7 +155,9 @@ def network_probe(sandbox: Sandbox) -> str:
         (scratch / "ws").mkdir()
         (scratch / "out").mkdir()
         spec = RunSpec(scratch / "ws", scratch / "out", limits=Limits(timeout_seconds=30))
-        result = sandbox.run(["python", "-c", _PROBE], spec)
+        result = sandbox.run(
+            [sys.executable if sandbox.host_toolchain else "python", "-I", "-c", _PROBE], spec
+        )
         return result.output.strip()[:500]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

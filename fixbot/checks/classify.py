@@ -4,9 +4,16 @@ Over the baseline's repeated runs of the untouched commit, a test is
   deterministic  failing in every run;
   flaky          failing in some runs and passing (or not collected) in others, or a case of
                  a parametrized test function another case of which does that;
-  environmental  deterministic, but its failure text points at the environment: a module that
-                 is not installed (or a file the install generates, like `pkg/_version.py`), an
-                 installed package of another version, the network, a service, a variable.
+  environmental  deterministic, but its failure points at the environment: its text names a
+                 module that is not installed (or a file the install generates, like
+                 `pkg/_version.py`), an installed package of another version, the network, a
+                 service, a variable; or it was raised outside the repository: in a test's
+                 setup or teardown with no frame of the repository in its traceback (a
+                 plugin's fixture), or in its call inside a pytest plugin's package (the
+                 environment's pytest11 entry points) with no frame of the code under test
+                 (only the test's own file or a conftest.py) and not as a verdict (an
+                 AssertionError, pytest.fail). A test that calls the project's code, which then
+                 raises inside a library, is the code's.
 
 The run is
   code         some deterministic failure is not the environment's: worth fixing. The flaky and
@@ -24,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from fixbot.records import CheckResult, failing_tests
+from fixbot.records import CaseResult, CheckResult, PluginRecord, failing_tests
 from fixbot.sandbox import WORKSPACE
 
 Kind = Literal["code", "flaky", "environment"]
@@ -100,8 +107,10 @@ def classify(
         )
     first = runs[0]["tests"]
     hints = frozenset(generated)
+    plugins = runs[0].get("environment", {}).get("plugins", [])
     causes = {
         t: environment_cause(first[t]["message"] + "\n" + first[t]["detail"], repo_files, hints)
+        or raised_outside(first[t], plugins)
         for t in sorted(always)
     }
     environmental = {t: cause for t, cause in causes.items() if cause}
@@ -186,6 +195,54 @@ def environment_cause(
         if pattern.search(text):
             return why
     return ""
+
+
+_SITE = re.compile(r"/(?:site|dist)-packages/([A-Za-z_][\w]*)(?:\.py|/)")
+_PYTEST_ITSELF = frozenset({"pytest", "_pytest", "pluggy"})
+
+
+def raised_outside(case: CaseResult, plugins: Sequence[PluginRecord]) -> str:
+    """Why a failure raised outside the repository is the environment's, naming where; "" when
+    it may be the code's (see the module docstring)."""
+    frames, phase = case.get("frames") or [], case.get("phase", "")
+    if not frames or "..." in frames:
+        return ""  # some frames left out: one of them may be the repository's
+    inside = [f.removeprefix(WORKSPACE + "/") for f in frames if f.startswith(WORKSPACE + "/")]
+    innermost = frames[-1]
+    what = case["message"].splitlines()[0][:160] if case["message"] else "an error"
+    if phase in ("setup", "teardown") and not inside:
+        where = _package(innermost, plugins) if _SITE.search(innermost) else innermost
+        return (
+            f"{where} raised in the test's {phase}, with no frame of the repository ({what}): "
+            "install the versions the project's CI uses in setup_command"
+        )
+    if phase != "call" or case.get("assertion") or _plugin_of(innermost, plugins) is None:
+        return ""
+    own = case.get("nodeid", "").split("::")[0]
+    if any(rel != own and rel.rsplit("/", 1)[-1] != "conftest.py" for rel in inside):
+        return ""  # the code under test ran in it: the code's
+    return (
+        f"{_package(innermost, plugins)} raised inside itself, called by the test ({what}): "
+        "install the versions the project's CI uses in setup_command"
+    )
+
+
+def _plugin_of(path: str, plugins: Sequence[PluginRecord]) -> PluginRecord | None:
+    found = _SITE.search(path)
+    module = found.group(1) if found else None
+    return next((p for p in plugins if module in p["modules"]), None)
+
+
+def _package(path: str, plugins: Sequence[PluginRecord]) -> str:
+    """The installed package a frame's file is in, as the reason names it."""
+    plugin = _plugin_of(path, plugins)
+    found = _SITE.search(path)
+    module = found.group(1) if found else "?"
+    if plugin is not None:
+        return f"the pytest plugin {plugin['dist']} {plugin['version']} ({module}, site-packages)"
+    if module in _PYTEST_ITSELF:
+        return f"pytest itself ({module}, site-packages)"
+    return f"the installed package {module!r} (site-packages)"
 
 
 def generated_paths(read: Callable[[str], str | None]) -> frozenset[str]:

@@ -22,7 +22,7 @@ import stat
 from pathlib import Path
 
 from fixbot.checks.part import Part, finding_part, summary_of
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.proc import Completed
 from fixbot.records import MESSAGE_CAP, CheckStatus, Finding
 from fixbot.sandbox import WORKSPACE

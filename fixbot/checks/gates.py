@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from fixbot.checks.harness import Launcher, TestRun, out_of_memory, run_pytest
-from fixbot.checks.harness import junit_id as test_id
 from fixbot.checks.part import Part, entry_id
+from fixbot.checks.pytest import Launcher, TestRun, out_of_memory, run_pytest
+from fixbot.checks.pytest import junit_id as test_id
 from fixbot.checks.selection import narrowed
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec, split_words
 from fixbot.proc import Completed
 from fixbot.records import (
     COMPLETED,
@@ -32,13 +32,14 @@ from fixbot.records import (
     CheckStatus,
     TestOutcome,
 )
-from fixbot.sandbox import Limits
+from fixbot.sandbox import Limits, hit_process_cap
 
 _PYTEST_OPTIONS = (
     "-p",
     "no:cacheprovider",
     "--color=no",
-    "-q",
+    # No -q: on top of a command's own -q it would silence the summary line the cross-check
+    # reads (-qq prints none).
     # A module that cannot be imported (often the environment's fault) must not hide the
     # outcomes of every other test: pytest would stop after collecting.
     "--continue-on-collection-errors",
@@ -57,11 +58,9 @@ class BadTestCommand(Exception):
 
 def command_argv(test_command: str) -> list[str]:
     try:
-        argv = shlex.split(test_command)
+        argv = split_words(test_command)
     except ValueError as exc:
-        raise BadTestCommand(f"test_command cannot be parsed: {exc}") from exc
-    if not argv:
-        raise BadTestCommand("test_command is empty")
+        raise BadTestCommand(f"test_command {exc}") from exc
     if is_pytest(argv):
         argv = pinned(argv)
     return argv
@@ -77,6 +76,22 @@ def pinned(argv: Sequence[str]) -> list[str]:
     return [*argv, *_PYTEST_OPTIONS]
 
 
+_CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--inifile")
+
+
+def config_pin(argv: Sequence[str], configured: Sequence[str] | None) -> list[str]:
+    """`-c INI --rootdir DIR`: the configuration pytest found for the check on the untouched
+    commit, for every later run of it, so that no file a candidate adds (a pytest.ini, read
+    before the pyproject.toml it shadows) is ever read instead. [] where the command names
+    its own, or nothing was recorded; `-c /dev/null` where the commit had no configuration."""
+    if not configured or len(configured) != 2:
+        return []
+    if any(w.split("=", 1)[0] in _CONFIG_OPTIONS or w.startswith("-c") for w in argv):
+        return []
+    rootdir, inifile = configured
+    return ["-c", inifile or "/dev/null", f"--rootdir={rootdir}"]
+
+
 class Contained(Protocol):
     """One command run in the sandbox over the check's workspace, with this environment added
     (and a larger output cap, for a tool whose every line counts)."""
@@ -87,8 +102,9 @@ class Contained(Protocol):
 
 
 # What a pytest run adds to the whole run's result: why it was tampered with, the test a
-# timeout caught running, the tests that hung, the canaries' outcomes (see records.CheckResult).
-HARNESS_KEYS = ("tampering", "running", "hung", "canaries")
+# timeout caught running, the tests that hung, the canaries' outcomes, where its modules came
+# from (see records.CheckResult).
+HARNESS_KEYS = ("tampering", "running", "hung", "canaries", "cut_short", "imports")
 
 
 def pytest_part(
@@ -98,12 +114,14 @@ def pytest_part(
     *,
     scratch: Path | None = None,
     options: Sequence[str] = (),
+    configured: Sequence[str] | None = None,
 ) -> Part:
     """The one pytest path: the check's command with fixbot's options pinned (`only`: its
     positional arguments replaced by these node ids, failing first; `options`: appended, e.g.
     the prepared environment's plugins), run with fixbot's plugin over the report channel, each
     test under the check's per-test timeout."""
     argv = [*pinned(narrowed(spec.argv, only) if only else spec.argv), *options]
+    argv += config_pin(spec.argv, configured)
     tested = run_pytest(launcher, argv, test_timeout=spec.test_timeout_seconds, scratch=scratch)
     result = pytest_result(argv, tested)
     tests = result["tests"]
@@ -112,12 +130,15 @@ def pytest_part(
         why = f"did not complete ({result['status']}, exit code {result['exit_code']})"
     elif failing:
         why = f"{len(failing)} of {len(tests)} tests failed"
+        why += f"; {result['cut_short']}" if result.get("cut_short") else ""
     else:
         why = f"{len(tests)} tests passed"
     run = _record(spec, result["status"], result, why, shlex.join(argv))
     run["failing"] = failing
     if only:
         run["selected"] = len(only)
+    if tested.configured is not None:
+        run["configured"] = list(tested.configured)
     harness = {key: value for key, value in result.items() if key in HARNESS_KEYS}
     return Part(run, tests, [], result["log_tail"], whole=not only, harness=harness)
 
@@ -152,6 +173,10 @@ def pytest_result(argv: list[str], run: TestRun) -> CheckResult:
         result["running"] = run.running
     if run.hung:
         result["hung"] = run.hung
+    if run.cut_short:
+        result["cut_short"] = run.cut_short
+    if run.imports:
+        result["imports"] = run.imports
     return result
 
 
@@ -192,6 +217,8 @@ def command_status(run: Completed) -> CheckStatus:
     """One word for how a command that is not pytest ended."""
     if run.timed_out:
         return "timeout"
+    if hit_process_cap(run.output):
+        return "process_limit"
     if out_of_memory(run):
         return "memory_exceeded"
     if run.returncode == 127:

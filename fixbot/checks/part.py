@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.proc import Completed
 from fixbot.records import (
     COMPLETED,
@@ -137,8 +137,9 @@ def aggregate(parts: Sequence[Part], *, partial: bool = False) -> CheckResult:
 
 def _carry_harness(result: CheckResult, parts: Sequence[Part]) -> None:
     """What the pytest runs said beyond their tests, on the whole result: every named
-    disagreement, the test a timeout caught running (the first), the tests that hung, and the
-    canaries' outcomes (by role; by check and role when more than one pytest check ran)."""
+    disagreement, the test a timeout caught running (the first), the tests that hung, the
+    canaries' outcomes (by role; by check and role when more than one pytest check ran), and
+    where their modules came from."""
     tested = [p for p in parts if p.harness]
     tampering = [t for p in tested for t in p.harness.get("tampering", [])]
     if tampering:
@@ -149,6 +150,9 @@ def _carry_harness(result: CheckResult, parts: Sequence[Part]) -> None:
     hung = [t for p in tested for t in p.harness.get("hung", [])]
     if hung:
         result["hung"] = hung
+    cut = [p.harness["cut_short"] for p in tested if p.harness.get("cut_short")]
+    if cut:
+        result["cut_short"] = "; ".join(cut)
     canaries: dict[str, str] = {}
     for part in tested:
         for role, outcome in part.harness.get("canaries", {}).items():
@@ -156,6 +160,9 @@ def _carry_harness(result: CheckResult, parts: Sequence[Part]) -> None:
             canaries[key] = outcome
     if canaries:
         result["canaries"] = canaries
+    imports = {k: v for p in tested for k, v in p.harness.get("imports", {}).items()}
+    if imports:
+        result["imports"] = imports
 
 
 def _told(parts: Sequence[Part], unfinished: Sequence[Part]) -> Part | None:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.records import CaseResult, CheckResult, failing_tests
 
 Selection = Mapping[str, tuple[str, ...]]  # check name -> node ids to run; (): the whole check
@@ -130,3 +130,13 @@ def as_rerun(first: CheckResult, rerun: CheckResult) -> CheckResult:
         if t in rerun["tests"] or case["outcome"] in ("failed", "error")
     }
     return {**first, "tests": tests}
+
+
+def pytest_arguments(argv: Sequence[str]) -> list[str]:
+    """The check's own pytest options without its positional arguments (the paths it collects),
+    for a pytest run of named node ids; [] when the words after pytest cannot be read."""
+    start, at = _pytest_at(argv), positionals(argv)
+    if start is None or at is None:
+        return []
+    drop = set(at)
+    return [w for i, w in enumerate(argv) if i >= start and i not in drop]

@@ -12,7 +12,9 @@ stand in for a finding check. The kinds:
     unittest      per test (unittests.py)
     ruff, ruff-format, mypy
                   per finding (findings.py), run by fixbot from its own environment
-    command       by exit status and output tail (gates.command_part)
+    command       by exit status and output tail (gates.command_part); a legacy test command
+                  that is ruff or mypy runs on fixbot's own Python, as those checks do (the
+                  project's environment need not have them)
 """
 
 from __future__ import annotations
@@ -20,18 +22,18 @@ from __future__ import annotations
 import shlex
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from fixbot.checks.findings import read_mypy, read_ruff, read_ruff_format
 from fixbot.checks.gates import TEST_ENV, BadTestCommand, Contained, command_part, pytest_part
-from fixbot.checks.harness import SandboxLauncher
 from fixbot.checks.part import FINDING_KINDS, Part, aggregate
+from fixbot.checks.pytest import SandboxLauncher
 from fixbot.checks.selection import Selection
 from fixbot.checks.tools import interpreter, report_file, tool_argv
 from fixbot.checks.unittests import read_unittest, unittest_argv
-from fixbot.checkspec import DEFAULT_TEST_TIMEOUT, CheckSpec, legacy_checks
+from fixbot.commands import DEFAULT_TEST_TIMEOUT, CheckSpec, legacy_checks, tool_arguments
 from fixbot.proc import Completed
 from fixbot.records import CheckResult
 from fixbot.sandbox import OUTPUTS, Limits, RunSpec, Sandbox
@@ -59,10 +61,12 @@ def run_suite(
     scratch: Path | None = None,
     selection: Selection | None = None,
     pytest_options: Sequence[str] = (),
+    configured: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Part]:
     """Run the checks (with a selection, only the checks it names, narrowed as it says) over
     one workspace, in order(); the outputs folder and pytest's staged plugin are made in
-    `scratch` (the attempt's capped folder); `pytest_options` are appended to every pytest
+    `scratch` (the attempt's capped folder); `configured`: by check name, the configuration a
+    pytest check is pinned to (the baseline's); `pytest_options` are appended to every pytest
     check (the prepared environment's plugins). Raises BadTestCommand for a check whose
     command is empty."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
@@ -73,14 +77,22 @@ def run_suite(
 
     try:
 
-        def run_spec(env: dict[str, str] | None = None, output_bytes: int = 0) -> RunSpec:
+        def run_spec(
+            env: dict[str, str] | None = None, output_bytes: int = 0, own: bool = False
+        ) -> RunSpec:
             room = replace(limits, output_bytes=max(limits.output_bytes, output_bytes))
-            return RunSpec(workspace, outputs, lower, prepared, list(readonly), room, env)
+            env_dir = None if own else prepared
+            return RunSpec(workspace, outputs, lower, env_dir, list(readonly), room, env)
 
         def contained(
             argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
         ) -> Completed:
             return sandbox.run(argv, run_spec(env, output_bytes))
+
+        def on_fixbots(
+            argv: list[str], env: dict[str, str] | None = None, *, output_bytes: int = 0
+        ) -> Completed:
+            return sandbox.run(argv, run_spec(env, output_bytes, own=True))
 
         python = interpreter(sandbox.host_toolchain)
         parts = []
@@ -95,14 +107,18 @@ def run_suite(
                 parts.append(_finding(spec, argv, outputs, contained))
             elif spec.kind == "pytest":
                 launcher = SandboxLauncher(sandbox, run_spec(dict(TEST_ENV)))
-                part = pytest_part(spec, launcher, only, scratch=scratch, options=pytest_options)
+                pin = (configured or {}).get(spec.name)
+                part = pytest_part(
+                    spec, launcher, only, scratch=scratch, options=pytest_options, configured=pin
+                )
                 parts.append(part)
             elif spec.kind == "unittest":
                 argv = unittest_argv(spec.argv)
                 done = contained(argv)
                 parts.append(read_unittest(spec, done, shlex.join(argv), limits.output_bytes))
             else:
-                parts.append(command_part(spec, contained, limits))
+                tool = bool(tool_arguments(spec.argv))  # a legacy `ruff check .`, `mypy src`
+                parts.append(command_part(spec, on_fixbots if tool else contained, limits))
         return parts
     finally:
         shutil.rmtree(outputs, ignore_errors=True)

@@ -16,8 +16,14 @@ no candidate code:
   file, so a nested `pkg/pyproject.toml` with `ignore = ["ALL"]` is never read), else
   `--isolated` (its defaults). mypy gets `--config-file` the root `mypy.ini`, `.mypy.ini`,
   `pyproject.toml` with `[tool.mypy]` or `setup.cfg` with `[mypy]` (mypy's order), else
-  `--config-file=` (none). These root files are protected. A `--config`/`--config-file` the
-  check names itself is kept: the maintainer chose it (protect it too).
+  `--config-file=` (none). These root files are protected, and so is every file of the
+  repository they name (ruff's `extend`, mypy's `plugins`: `commands.gate_files`). A `--config`/
+  `--config-file` the check names itself is kept: the maintainer chose it (protect it too).
+- **No file hidden from ruff.** ruff skips what ignore files name (`.gitignore`, `.ignore`,
+  git's excludes), even with `--isolated` or `--config`: `--no-respect-gitignore` always, so
+  an ignore file cannot hide a changed file (its `exclude` settings still apply; `.ignore` is
+  protected too). mypy reads a stub (`.pyi`) instead of the module beside it; the screen
+  refuses a new one (`silences-gate`).
 - **Never a fix.** ruff runs with `--no-fix` and `--no-cache` whatever the configuration says
   (`fix = true`); mypy with no cache. The check's own options that would fix, write reports,
   change the output's shape or hide the exit status are dropped.
@@ -26,17 +32,15 @@ no candidate code:
 from __future__ import annotations
 
 import sys
-import tomllib
 from collections.abc import Callable, Sequence
 
-from fixbot.checkspec import CheckSpec, tool_arguments
+from fixbot.commands import CheckSpec, gate_config, tool_arguments
 from fixbot.sandbox import OUTPUTS, PREPARED
 
 Reader = Callable[[str], "str | None"]
-
-RUFF_CONFIGS = (".ruff.toml", "ruff.toml", "pyproject.toml")
-MYPY_CONFIGS = ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg")
-
+# ruff skips what `.gitignore`, `.ignore` and git's excludes name, even with --isolated or a
+# --config: an ignore file would hide a changed file from the gate. fixbot names the files.
+RUFF_OWN = ("--no-cache", "--no-respect-gitignore")
 # Options of the check's own command line that fixbot drops: (flags, options taking a value).
 _RUFF_CHECK_DROPPED = (
     {
@@ -44,14 +48,15 @@ _RUFF_CHECK_DROPPED = (
         "--no-fix-only", "--diff", "--watch", "-w", "--exit-zero", "-e",
         "--exit-non-zero-on-fix", "--statistics", "--show-fixes", "--no-show-fixes",
         "--show-files", "--show-settings", "--add-noqa", "-q", "--quiet", "-s", "--silent",
-        "-v", "--verbose", "--no-cache", "-n",
+        "-v", "--verbose", "--no-cache", "-n", "--respect-gitignore", "--no-respect-gitignore",
     },
     {"--output-format", "-o", "--output-file", "--cache-dir"},
 )  # fmt: skip
 _RUFF_FORMAT_DROPPED = (
     {
         "--check", "--diff", "-q", "--quiet", "-s", "--silent", "-v", "--verbose",
-        "--no-cache", "-n", "--exit-non-zero-on-format",
+        "--no-cache", "-n", "--exit-non-zero-on-format", "--respect-gitignore",
+        "--no-respect-gitignore",
     },
     {"--cache-dir", "--output-format"},
 )  # fmt: skip
@@ -81,12 +86,12 @@ def interpreter(host_toolchain: bool) -> str:
 
 def ruff_config(read: Reader) -> str | None:
     """The root file ruff would read first, or None (then ruff runs --isolated)."""
-    return _first(RUFF_CONFIGS, read, lambda name, text: _has_table(name, text, "ruff"))
+    return gate_config("ruff", read)
 
 
 def mypy_config(read: Reader) -> str | None:
     """The root file mypy would read first, or None (then it reads none)."""
-    return _first(MYPY_CONFIGS, read, _names_mypy)
+    return gate_config("mypy", read)
 
 
 def report_file(name: str) -> str:
@@ -112,12 +117,12 @@ def tool_argv(
         kept = _without(args[1:], _RUFF_FORMAT_DROPPED)
         mode = [] if fix else ["--check"]
         config = _ruff_config(kept, read)
-        return [python, "-I", "-m", "ruff", "format", *mode, "--no-cache", *config, *kept]
+        return [python, "-I", "-m", "ruff", "format", *mode, *RUFF_OWN, *config, *kept]
     kept = _without(args[1:] if args[:1] == ["check"] else args, _RUFF_CHECK_DROPPED)
     mode = ["--fix", "--exit-zero"] if fix else ["--no-fix", "--output-format=json"]
     output = [] if fix else [f"--output-file={report_file(spec.name)}"]
     return [
-        python, "-I", "-m", "ruff", "check", *mode, *output, "--no-cache",
+        python, "-I", "-m", "ruff", "check", *mode, *output, *RUFF_OWN,
         *_ruff_config(kept, read), *kept,
     ]  # fmt: skip
 
@@ -168,30 +173,3 @@ def _without(
             continue
         kept.append(word)
     return kept
-
-
-def _first(names: Sequence[str], read: Reader, names_it: Callable[[str, str], bool]) -> str | None:
-    for name in names:
-        text = read(name)
-        if text is not None and names_it(name, text):
-            return name
-    return None
-
-
-def _has_table(name: str, text: str, tool: str) -> bool:
-    """A ruff.toml is ruff's whatever it holds; a pyproject.toml only with [tool.TOOL]. An
-    unreadable pyproject.toml is named anyway: the tool then says what is wrong with it."""
-    if name != "pyproject.toml":
-        return True
-    try:
-        return tool in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:
-        return True
-
-
-def _names_mypy(name: str, text: str) -> bool:
-    if name == "pyproject.toml":
-        return _has_table(name, text, "mypy")
-    if name == "setup.cfg":
-        return any(line.strip() == "[mypy]" for line in text.splitlines())
-    return True

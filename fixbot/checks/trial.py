@@ -22,27 +22,44 @@ proves nothing: its check runs whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from fixbot.checks.gates import BadTestCommand
-from fixbot.checks.generated import lay_generated
-from fixbot.checks.index import IndexSettings
+from fixbot.checks.gates import BadTestCommand, config_pin
 from fixbot.checks.part import Part, aggregate
-from fixbot.checks.plugins import plugin_options
-from fixbot.checks.prepare import prepared_environment
-from fixbot.checks.selection import Selection, failing_first
+from fixbot.checks.prepare import (
+    IndexSettings,
+    checks_environment,
+    environment_record,
+    lay_generated,
+    plugin_options,
+)
+from fixbot.checks.rejudge import (
+    GRACE,
+    JUDGE_MOUNT,
+    Judgement,
+    interpreter_of,
+    judge_all,
+    plans,
+    rejudged,
+)
+from fixbot.checks.selection import Selection, failing_first, pytest_arguments
 from fixbot.checks.suite import ordered, run_suite
-from fixbot.checks.verdict import reproduced
-from fixbot.checkspec import CheckSpec
+from fixbot.checks.verdict import problems, reproduced
+from fixbot.commands import CheckSpec
 from fixbot.config import Config, checks_of
 from fixbot.edits import plan_patch
 from fixbot.errors import SandboxFailed, UsageError
+from fixbot.proc import Completed
 from fixbot.records import COMPLETED, CheckResult
-from fixbot.sandbox import Limits, Sandbox, attempt_scratch
+from fixbot.sandbox import Limits, RunSpec, Sandbox, attempt_scratch
 from fixbot.snapshot import (
     Snapshot,
+    Workspace,
     mismatches,
     prepare,
     put_back_protected,
@@ -103,55 +120,142 @@ def run_trial(
     `index`: the host's package-index settings, for the prepare step.
     """
     setup, limits = config.setup_commands, setup_limits(config)
-    prepared = prepared_environment(sandbox, snapshot, setup, limits, index)
     checks = checks_of(config)
+    prepared = checks_environment(sandbox, snapshot, setup, checks, limits, index)
     selection: Selection = {}
     if baseline is not None and mode != "full":
         selection = failing_first(baseline, checks, lambda rel: _is_file(snapshot.tree, rel))
     failures: list[str] = []
+    pins = _configured(baseline) if baseline is not None else {}
+    trial = Trial(sandbox, snapshot, config, patch_text, prepared, tuple(checks), pins)
     for _ in range(INFRA_ATTEMPTS):
         try:
             if baseline is None or not selection:
-                parts, tampered = _run_once(sandbox, snapshot, config, patch_text, prepared, checks)
-                return aggregate(parts), tampered
-            trial = _Phased(sandbox, snapshot, config, patch_text, prepared, checks, baseline)
-            return trial.first(selection) if mode == "first" else trial.rerun(selection)
+                parts, tampered = trial.run()
+                whole = aggregate(parts)
+                result = trial.judged(baseline, whole) if baseline is not None else whole
+            elif mode == "first":
+                result, tampered = trial.first(baseline, selection)
+            else:
+                result, tampered = trial.rerun(selection)
+            result["environment"] = environment_record(prepared)
+            return result, tampered
         except SandboxFailed as exc:
             failures.append(str(exc))
     raise SandboxFailed(f"the sandbox failed {INFRA_ATTEMPTS} times in a row; last: {failures[-1]}")
 
 
-class _Phased:
-    """A failing-first trial over fresh copies of the snapshot with the diff."""
+@dataclass(frozen=True)
+class Trial:
+    """What every check run of one trial shares: fresh copies of the snapshot with the diff,
+    the prepared environment, the configured checks."""
 
-    def __init__(
-        self,
-        sandbox: Sandbox,
-        snapshot: Snapshot,
-        config: Config,
-        patch_text: str,
-        prepared: Path | None,
-        checks: Sequence[CheckSpec],
-        baseline: CheckResult,
-    ) -> None:
-        self.args = (sandbox, snapshot, config, patch_text, prepared)
-        self.checks = checks
-        self.baseline = baseline
+    sandbox: Sandbox
+    snapshot: Snapshot
+    config: Config
+    patch_text: str
+    prepared: Path | None
+    checks: tuple[CheckSpec, ...]
+    # By check: where pytest found its configuration on the untouched commit (the baseline's
+    # record); every later run of the check is pinned to it (gates.config_pin).
+    configured: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def fresh_tree(self) -> Iterator[tuple[Workspace, Path]]:
+        """One fresh copy of the snapshot with the diff (its generated files laid, its
+        protected files put back), in a capped scratch folder removed afterwards."""
+        patch = plan_patch(self.patch_text, reader(self.snapshot.tree)) if self.patch_text else None
+        limits = limits_for(self.config)
+        # A full copy needs room for the tree itself on top of what the attempt may write.
+        extra = 0 if self.sandbox.layered else tree_bytes(self.snapshot)
+        with attempt_scratch(limits.disk_mb, extra_bytes=extra) as scratch:
+            tree = prepare(
+                self.snapshot, scratch.path / "repo", layered=self.sandbox.layered, patch=patch
+            )
+            lay_generated(self.prepared, tree.root)  # what the install wrote into the tree
+            put_back_protected(self.snapshot, tree)
+            yield tree, scratch.path
 
     def run(
-        self, names: set[str], selection: Selection | None = None
+        self, names: set[str] | None = None, selection: Selection | None = None
     ) -> tuple[list[Part], list[str]]:
-        checks = [c for c in self.checks if c.name in names]
-        return _run_once(*self.args, checks, selection)
+        """The checks named (all when None) on one fresh copy, narrowed as `selection` says:
+        (their parts, protected files found modified afterwards)."""
+        checks = [c for c in self.checks if names is None or c.name in names]
+        with self.fresh_tree() as (tree, scratch):
+            try:
+                parts = run_suite(
+                    self.sandbox,
+                    tree.root,
+                    checks,
+                    lower=tree.lower,
+                    prepared=self.prepared,
+                    readonly=list(self.snapshot.protected),
+                    limits=limits_for(self.config),
+                    scratch=scratch,
+                    selection=selection,
+                    pytest_options=plugin_options(self.prepared),
+                    configured=self.configured,
+                )
+            except BadTestCommand as exc:
+                raise UsageError(str(exc)) from exc
+            return parts, mismatches(self.snapshot, tree)
 
-    def first(self, selection: Selection) -> tuple[CheckResult, list[str]]:
+    def _judge(self, spec: CheckSpec, decisive: Sequence[tuple[str, str]]) -> list[Judgement]:
+        """Each of `decisive` (result id, node id) judged alone, each in a fresh sandbox over a
+        fresh copy of the snapshot and the diff."""
+        read = reader(self.snapshot.tree)
+        cwd = spec.kind == "unittest" or "-m" in spec.argv[:3]
+        found = plans(decisive, read, cwd_on_path=cwd)
+        limits = replace(limits_for(self.config), timeout_seconds=spec.test_timeout_seconds + GRACE)
+
+        def launch(
+            argv: Sequence[str], env: Mapping[str, str], fds: Sequence[int], staged: Path
+        ) -> Completed:
+            with self.fresh_tree() as (tree, scratch):
+                outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
+                spec_ = RunSpec(
+                    tree.root,
+                    outputs,
+                    tree.lower,
+                    self.prepared,
+                    list(self.snapshot.protected),
+                    limits,
+                    dict(env),
+                    tuple(fds),
+                    ((staged, JUDGE_MOUNT),),
+                )
+                return self.sandbox.run(argv, spec_)
+
+        args = [*pytest_arguments(spec.argv), *plugin_options(self.prepared)]
+        args += config_pin(spec.argv, self.configured.get(spec.name))
+        args += ["-p", "no:cacheprovider"]
+        return judge_all(
+            found,
+            launch,
+            passes_fds=self.sandbox.passes_fds,
+            python=interpreter_of(spec.argv),
+            pytest_args=args,
+            timeout=spec.test_timeout_seconds,
+        )
+
+    def first(self, baseline: CheckResult, selection: Selection) -> tuple[CheckResult, list[str]]:
         parts, tampered = self.run(set(selection), selection)
         sure = [p for p in parts if _readable(p, selection)]
-        if reproduced(self.baseline, aggregate(sure, partial=True)):
+        if reproduced(baseline, aggregate(sure, partial=True)):
             return aggregate(sure, partial=True), tampered  # failed early: never a pass
         kept = {p.run["name"]: p for p in sure if p.whole}
         rest, more = self.run({c.name for c in self.checks} - set(kept))
-        return aggregate(_in_order(self.checks, [*kept.values(), *rest])), tampered + more
+        return self.judged(
+            baseline, aggregate(_in_order(self.checks, [*kept.values(), *rest]))
+        ), tampered + more
+
+    def judged(self, baseline: CheckResult, result: CheckResult) -> CheckResult:
+        """The result, its decisive tests judged a second time where it would be a pass."""
+        if problems(baseline, result):
+            return result
+        exists = lambda rel: _is_file(self.snapshot.tree, rel)  # noqa: E731
+        return rejudged(baseline, result, self.checks, exists, self._judge)
 
     def rerun(self, selection: Selection) -> tuple[CheckResult, list[str]]:
         parts, tampered = self.run(set(selection), selection)
@@ -163,18 +267,23 @@ class _Phased:
         return aggregate(_in_order(self.checks, [*sure, *whole]), partial=True), tampered + more
 
 
+def _configured(baseline: CheckResult) -> dict[str, list[str]]:
+    return {r["name"]: r["configured"] for r in baseline.get("checks", []) if "configured" in r}
+
+
 def _is_file(tree: Path, rel: str) -> bool:
     path = tree / rel
     return not path.is_symlink() and path.is_file()
 
 
 def _readable(part: Part, selection: Selection) -> bool:
-    """A narrowed pytest run that ran to its end with every node id it was given (a timeout or
-    a memory kill counts: the code was run, and it is the code's); any run of a whole check."""
+    """A narrowed pytest run that ran to its end with every node id it was given (a timeout, a
+    memory kill or the process cap counts: the code was run, and it is the code's); any run of
+    a whole check."""
     if part.whole:
         return True
     status = part.run["status"]
-    if status in ("timeout", "memory_exceeded"):
+    if status in ("timeout", "memory_exceeded", "process_limit"):
         return True
     return status in COMPLETED and len(part.tests) >= len(selection[part.run["name"]])
 
@@ -182,38 +291,3 @@ def _readable(part: Part, selection: Selection) -> bool:
 def _in_order(checks: Sequence[CheckSpec], parts: Sequence[Part]) -> list[Part]:
     at = {spec.name: index for index, spec in enumerate(ordered(checks))}
     return sorted(parts, key=lambda part: at.get(part.run["name"], len(at)))
-
-
-def _run_once(
-    sandbox: Sandbox,
-    snapshot: Snapshot,
-    config: Config,
-    patch_text: str,
-    prepared: Path | None,
-    checks: Sequence[CheckSpec],
-    selection: Selection | None = None,
-) -> tuple[list[Part], list[str]]:
-    patch = plan_patch(patch_text, reader(snapshot.tree)) if patch_text else None
-    limits = limits_for(config)
-    # A full copy needs room for the tree itself on top of what the attempt may write.
-    extra = 0 if sandbox.layered else tree_bytes(snapshot)
-    with attempt_scratch(limits.disk_mb, extra_bytes=extra) as scratch:
-        tree = prepare(snapshot, scratch.path / "repo", layered=sandbox.layered, patch=patch)
-        lay_generated(prepared, tree.root)  # what the install wrote into the tree
-        put_back_protected(snapshot, tree)
-        try:
-            parts = run_suite(
-                sandbox,
-                tree.root,
-                checks,
-                lower=tree.lower,
-                prepared=prepared,
-                readonly=list(snapshot.protected),
-                limits=limits,
-                scratch=scratch.path,
-                selection=selection,
-                pytest_options=plugin_options(prepared),
-            )
-        except BadTestCommand as exc:
-            raise UsageError(str(exc)) from exc
-        return parts, mismatches(snapshot, tree)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from fixbot.checks.part import Part, record
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.proc import Completed
 from fixbot.records import (
     DETAIL_CAP,
@@ -24,6 +24,7 @@ from fixbot.records import (
     CheckStatus,
     TestOutcome,
 )
+from fixbot.sandbox import hit_process_cap
 
 _HEAD = re.compile(
     r"^\s*(?P<name>\S+) \((?P<dotted>[\w.]+)\)(?: \((?P<params>[^)]*)\))?(?P<rest>.*)$"
@@ -72,12 +73,16 @@ def read_unittest(spec: CheckSpec, run: Completed, command: str, output_cap: int
     if status in ("passed", "tests_failed"):
         failing = sum(case["outcome"] in FAILING for case in tests.values())
         why = f"{failing} of {len(tests)} tests failed" if failing else f"{len(tests)} tests passed"
-    return Part(record(spec, status, run, why, command), tests, [], run.tail(LOG_CAP))
+    checked = record(spec, status, run, why, command)
+    checked["failing"] = sorted(t for t, case in tests.items() if case["outcome"] in FAILING)
+    return Part(checked, tests, [], run.tail(LOG_CAP))
 
 
 def _read(run: Completed, output_cap: int) -> tuple[CheckStatus, dict[str, CaseResult], str]:
     if run.timed_out:
         return "timeout", {}, "timed out"
+    if hit_process_cap(run.output):
+        return "process_limit", {}, "ended: its process cap was hit and held (a fork bomb?)"
     if run.returncode in (137, -9):
         return "memory_exceeded", {}, "killed (memory)"
     if run.returncode == 127 or "No module named unittest" in run.output[:2000]:

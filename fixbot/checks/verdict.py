@@ -86,9 +86,11 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
         if outcome != "passed":
             found.append(f"{test} still {outcome} (it must pass)")
     before = counted(baseline, baseline)
-    for test in sorted(set(before) - set(tests)):
-        if before[test]["outcome"] not in FAILING:
-            found.append(f"{test} is no longer collected (the test set must not shrink)")
+    gone = [t for t in sorted(set(before) - set(tests)) if before[t]["outcome"] not in FAILING]
+    if gone and attempt.get("cut_short"):
+        found.append(f"{len(gone)} tests that passed before did not run: {attempt['cut_short']}")
+    else:
+        found += [f"{test} is no longer collected (the test set must not shrink)" for test in gone]
     for test, now in sorted(tests.items()):
         was = before[test]["outcome"] if test in before else "not collected"
         if now["outcome"] in FAILING and was not in FAILING:

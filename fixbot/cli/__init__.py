@@ -23,7 +23,7 @@ from fixbot.checks import index_settings
 from fixbot.cli import doctor
 from fixbot.cli.action import action
 from fixbot.cli.bench import Wrap, find_entries, render_json, render_table, run_bench
-from fixbot.cli.fix import fix_command, overrides
+from fixbot.cli.fix import fix_command, inputs
 from fixbot.cli.init import init
 from fixbot.cli.parser import build_parser
 from fixbot.cli.views import history, learned, prune
@@ -42,11 +42,10 @@ from fixbot.report import (
     write_outputs,
 )
 from fixbot.runs import (
-    NO_MODEL,
-    FixRequest,
     choose_sandbox,
     load_evidence,
     open_clients,
+    request_for,
     reverify,
     run_fix,
     secrets_in,
@@ -89,7 +88,7 @@ def verify(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def diagnose(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     docker_env = {k: v for k, v in env.items() if k.startswith("DOCKER_")}
-    checks = doctor.diagnose(environment=docker_env)
+    checks = doctor.diagnose(environment=docker_env, index=index_settings(env))
     if args.json:
         sys.stdout.write(json.dumps([asdict(c) for c in checks]) + "\n")
     else:
@@ -102,7 +101,7 @@ def bench(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     the bench ran, whatever it fixed (the rows say); 2 when there is nothing to run or an option
     is invalid."""
     logger = log.get()
-    settings = overrides(args, env)
+    settings = inputs(args, env).overrides()
     try:
         found = find_entries(args.corpus.resolve())
         with tempfile.TemporaryDirectory() as empty:  # the options alone, checked once
@@ -129,22 +128,14 @@ def _bench_entry(
     """One committed corpus entry, fixed as `fixbot fix REPO` fixes it, its sandbox wrapped."""
     try:
         config = load_config(repo, overrides=settings)
-        if not config.model:
-            raise UsageError(NO_MODEL)
-        request = FixRequest(
-            repo=repo,
-            commit=pin_commit(repo),
-            config=config,
-            model_name=config.model,
-            base_url=config.base_url,
-        )
+        request = request_for(repo, pin_commit(repo), config)
         with open_clients(repo, thread_id(request), config, env) as clients:
             result = run_fix(request, replace(clients, sandbox=wrap(clients.sandbox)))
     except FixbotError as exc:
         log.get().error("run_failed", error=str(exc), kind=type(exc).__name__)
         result = error_result(exc, repo=str(repo))
     if out is not None:
-        write_outputs(result, out / repo.name, known=secrets_in(env))
+        write_outputs(result, out / repo.name, known=secrets_in(env), env=env)
     return result
 
 

@@ -21,6 +21,7 @@ from fixbot.runs import (
     answer,
     checkpointer_for,
     open_clients,
+    request_for,
     resume_fix,
     run_fix,
     thread_id,
@@ -49,15 +50,8 @@ def fix_for_action(job: FixJob, *, env: Mapping[str, str]) -> FixResult:
     config = run_config(root, job)
     if not config.model:
         raise UsageError("no model named: set the model input, or model in .fixbot.yml")
-    request = FixRequest(
-        repo=root,
-        commit=job.commit,
-        config=config,
-        model_name=config.model,
-        base_url=config.base_url,
-        hint=job.hint if job.command == "fix" else "",
-        ci_jobs=job.ci_jobs,
-    )
+    hint = job.hint if job.command == "fix" else ""
+    request = request_for(root, job.commit, config, hint=hint, ci_jobs=job.ci_jobs)
     thread, reply = _thread(job, request, env)
     secrets = secrets_of(env)
     with open_clients(root, thread, config, env, secrets=secrets) as clients:
@@ -69,7 +63,7 @@ def fix_for_action(job: FixJob, *, env: Mapping[str, str]) -> FixResult:
 def run_config(root: Path, job: FixJob) -> Config:
     """The trusted checkout's config with the action's inputs over it; the failed run's steps
     (job.checks) are its checks when it names none of its own."""
-    config = load_config(root, config_file=job.config_file, overrides=job.overrides)
+    config = load_config(root, config_file=job.config_file, overrides=job.inputs.overrides())
     if job.checks and names_no_checks(config):
         config = replace(config, checks=job.checks)
     return config

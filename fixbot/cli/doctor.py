@@ -3,13 +3,17 @@
 The sandboxes are tried for real (a bubblewrap that is installed but cannot create a namespace
 here is not ready), the sandbox's `python` is compared with fixbot's own (a toolchain the sandbox
 cannot see is named as such, with why: never "pip install pytest" for a pytest that is
-installed), and the test, lint and type tools are asked for their versions inside the sandbox,
-with the Python the checks will run with.
+installed), the checks' environment is made and looked into (a virtualenv of its own: anything
+on its `sys.path` outside it and the standard library would shadow the project's packages), the
+pytest the checks get is named (the project's own, else fixbot's pin from the package index, and
+whether it is built here), and the lint and type tools are asked for their versions inside the
+sandbox, with the Python that runs them.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 import sys
@@ -19,10 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbot import proc
-from fixbot.errors import SandboxFailed, SandboxUnavailable
+from fixbot.checks.prepare import (
+    PINNED,
+    IndexSettings,
+    shared_built,
+    shared_environment,
+)
+from fixbot.errors import SandboxFailed, SandboxUnavailable, SetupFailed
 from fixbot.proc import Completed
 from fixbot.sandbox import (
     LOCAL_IMAGE,
+    PREPARED,
     BwrapSandbox,
     DockerSandbox,
     Limits,
@@ -35,11 +46,16 @@ from fixbot.sandbox import (
 )
 
 _LIMITS = Limits(timeout_seconds=60, memory_mb=1024)
-# (check name, module, what to install when it is missing)
+_SETUP_LIMITS = Limits(timeout_seconds=300, memory_mb=1024, tmp_size_mb=512)
+# (check name, module, what to install when it is missing): fixbot's own, run from its Python
 _TOOLS = (
-    ("pytest", "pytest", "pip install pytest"),
     ("ruff", "ruff", "pip install ruff (the lint gate needs it)"),
     ("mypy", "mypy", "pip install mypy (the type gate needs it)"),
+)
+# What the checks' Python says of its path: everything on it, and the standard library's folders.
+_PATH_PROBE = (
+    "import json, sys, sysconfig; paths = sysconfig.get_paths(); "
+    "print(json.dumps({'path': sys.path, 'stdlib': [paths['stdlib'], paths['platstdlib']]}))"
 )
 _SANDBOXES = ("bubblewrap", "docker")
 
@@ -53,8 +69,13 @@ class Check:
 
 
 def diagnose(
-    *, image: str = LOCAL_IMAGE, environment: Mapping[str, str] | None = None
+    *,
+    image: str = LOCAL_IMAGE,
+    environment: Mapping[str, str] | None = None,
+    index: IndexSettings | None = None,
 ) -> list[Check]:
+    """Every check, in order (`index`: the host's package-index settings, which also say
+    where the shared environments are cached)."""
     bwrap_check, bwrap = _bubblewrap()
     docker_check, docker = _docker(image, environment)
     checks = [bwrap_check, docker_check, _workspaces(bwrap, docker), _containment(bwrap, docker)]
@@ -62,15 +83,20 @@ def diagnose(
     sandbox = docker or bwrap
     python = _python_in(sandbox)
     checks.append(python)
+    settings = index or IndexSettings()
+    checks.append(_environment_in(sandbox, python, settings))
+    checks.append(_pytest_for(sandbox, python, settings))
     for name, module, install in _TOOLS:
         checks.append(_tool_in(sandbox, name, module, install, python))
     return checks
 
 
 def ready(checks: list[Check]) -> bool:
-    """Whether fixbot can run here: a sandbox, git, and pytest in the sandbox."""
+    """Whether fixbot can run here: a sandbox, git, and an environment of its own in the
+    sandbox for the checks."""
     ok = {check.name: check.ok for check in checks}
-    return any(ok.get(name) for name in _SANDBOXES) and ok.get("git", False) and ok["pytest"]
+    sandbox = any(ok.get(name) for name in _SANDBOXES)
+    return sandbox and ok.get("git", False) and ok["environment"] and ok["pytest"]
 
 
 def render(checks: list[Check]) -> str:
@@ -191,15 +217,61 @@ def _hidden(sandbox: Sandbox) -> str:
     )
 
 
-def _in_sandbox(sandbox: Sandbox, argv: list[str]) -> Completed:
+def _in_sandbox(sandbox: Sandbox, argv: list[str], prepared: Path | None = None) -> Completed:
     scratch = Path(tempfile.mkdtemp(prefix="fixbot-doctor-"))
     try:
         (scratch / "workspace").mkdir()
         (scratch / "outputs").mkdir()
-        spec = RunSpec(scratch / "workspace", scratch / "outputs", limits=_LIMITS)
+        spec = RunSpec(
+            scratch / "workspace", scratch / "outputs", prepared=prepared, limits=_LIMITS
+        )
         return sandbox.run(argv, spec)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _environment_in(sandbox: Sandbox | None, python: Check, index: IndexSettings) -> Check:
+    """The checks' virtualenv (the shared one, made here if need be: no download), and
+    whether anything on its sys.path lies outside it and the standard library."""
+    if sandbox is None or not python.ok:
+        return Check("environment", False, "", "no Python to make it with (see python above)")
+    try:
+        env = shared_environment(sandbox, _SETUP_LIMITS, index, None)
+        done = _in_sandbox(sandbox, ["python", "-I", "-c", _PATH_PROBE], prepared=env)
+        seen = json.loads(done.output.strip().splitlines()[-1])
+    except (SetupFailed, SandboxFailed) as exc:
+        return Check("environment", False, "", f"cannot make the checks' virtualenv: {exc}")
+    except (ValueError, IndexError):
+        return Check("environment", False, "", f"its python said: {done.tail(300).strip()}")
+    stdlib = tuple(str(p) for p in seen["stdlib"])
+    outside = [p for p in seen["path"] if p and not p.startswith(PREPARED) and not _std(p, stdlib)]
+    where = f"the checks' virtualenv in the {sandbox.name} sandbox"
+    if outside:
+        why = "outside itself and the standard library: their packages would shadow the project's"
+        return Check("environment", False, "", f"{where} sees {', '.join(outside)}, {why}")
+    nothing = "its sys.path holds itself and the standard library, nothing of fixbot's"
+    return Check("environment", True, "", f"{where} is a virtualenv of its own: {nothing}")
+
+
+def _std(path: str, stdlib: tuple[str, ...]) -> bool:
+    """The standard library's own folders (and its zip), never a site-packages under them."""
+    packages = "/site-packages" in path or "/dist-packages" in path
+    return not packages and (path.startswith(stdlib) or path.endswith(".zip"))
+
+
+def _pytest_for(sandbox: Sandbox | None, python: Check, index: IndexSettings) -> Check:
+    """Which pytest the checks run: the project's own, else fixbot's pin, built here or not."""
+    if sandbox is None or not python.ok:
+        return Check("pytest", False, "", "no environment to run it in (see python above)")
+    built = shared_built(sandbox, index, PINNED)
+    where = f"built here ({built})" if built else "not built here yet: the first run fetches it"
+    return Check(
+        "pytest",
+        True,
+        PINNED.requirement.partition("==")[2],
+        f"in the {sandbox.name} sandbox, the project's own (its setup_command's), else "
+        f"{PINNED.requirement} from the package index, once per machine: {where}",
+    )
 
 
 def _tool_in(sandbox: Sandbox | None, name: str, module: str, install: str, python: Check) -> Check:

@@ -14,7 +14,7 @@ from typing import Any
 
 from fixbot import log
 from fixbot.cli.progress import Progress
-from fixbot.config import load_config
+from fixbot.config import Inputs, load_config
 from fixbot.errors import FixbotError, UsageError
 from fixbot.paths import StateDir
 from fixbot.report import FixResult, error_result, write_outputs
@@ -24,6 +24,7 @@ from fixbot.runs import (
     fork_fix,
     fork_id,
     open_clients,
+    request_for,
     resume_fix,
     run_fix,
     secrets_in,
@@ -32,19 +33,15 @@ from fixbot.runs import (
 from fixbot.snapshot import apply_to_worktree, find_root, pin_commit
 
 
-def overrides(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, object]:
+def inputs(args: argparse.Namespace, env: Mapping[str, str]) -> Inputs:
     """The command line (and FIXBOT_MODEL, OPENAI_BASE_URL) over the config file."""
-    found: dict[str, object] = {}
-    for key, value in (
-        ("model", args.model or env.get("FIXBOT_MODEL")),
-        ("base_url", args.base_url or env.get("OPENAI_BASE_URL")),
-        ("max_iterations", getattr(args, "max_iterations", None)),
-        ("sandbox.backend", args.sandbox),
-        ("base", getattr(args, "base", None)),
-    ):
-        if value is not None and value != "":
-            found[key] = value
-    return found
+    return Inputs(
+        model=args.model,
+        base_url=args.base_url,
+        sandbox=args.sandbox,
+        max_iterations=getattr(args, "max_iterations", None),
+        base=getattr(args, "base", None),
+    ).over(env)
 
 
 def progress(max_iterations: int) -> Progress:
@@ -64,25 +61,18 @@ def fix_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         root = find_root(repo)
         facts.update(repo=str(root))
         out = out or StateDir(root).out
-        config = load_config(root, config_file=args.config, overrides=overrides(args, env))
+        config = load_config(root, config_file=args.config, overrides=inputs(args, env).overrides())
+        request: FixRequest | None = None
         if not config.model:
             raise UsageError(NO_MODEL)
-        request: FixRequest | None = None
         if args.command == "resume":
             thread = args.thread
         elif args.command == "fork":
             thread = fork_id(args.thread, args.from_attempt, config.model, args.hint)
         else:
             commit = pin_commit(root)
-            request = FixRequest(
-                repo=root,
-                commit=commit,
-                config=config,
-                model_name=config.model,
-                base_url=config.base_url,
-                hint=args.hint,
-                salt=uuid.uuid4().hex if args.fresh else "",
-            )
+            salt = uuid.uuid4().hex if args.fresh else ""
+            request = request_for(root, commit, config, hint=args.hint, salt=salt)
             thread = thread_id(request)
             facts.update(commit=commit)
         facts.update(thread_id=thread)
@@ -114,7 +104,7 @@ def fix_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         logger.error("run_failed", error=str(exc), kind=type(exc).__name__)
         result = error_result(exc, **facts)
     if out is not None:
-        paths = write_outputs(result, out, known=secrets_in(env))
+        paths = write_outputs(result, out, known=secrets_in(env), env=env)
         logger.info("outputs_written", files=[str(p) for p in paths])
     logger.info(
         "run_finished",

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from fixbot import log
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.config import CONFIG_FILE, load_config
 from fixbot.errors import ConfigError, UsageError
 from fixbot.forge.github import (
@@ -131,7 +131,7 @@ def render(
         "# Review it. The checks are the commands your CI runs that fixbot can run too, in the",
         "# CI's order. fixbot runs each in its sandbox (no network, no services), split into",
         "# words like a shell command and never through a shell; `kind` says how its result is",
-        "# read. Every key is described in fixbot's README (.fixbot.yml).",
+        "# read. Every key is described in fixbot's docs/config.md.",
         "",
     ]
     if setup:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 _KEPT = frozenset(
-    {"baseline", "judge", "pick", "verify", "finalize", "escalate", "paused", "resumed"}
+    {"baseline", "judge", "pick", "verify", "review", "finalize", "escalate", "paused", "resumed"}
 )
 
 
@@ -59,6 +59,8 @@ class Progress:
             check = last.get("check") or {}
             if check.get("tampering"):  # the model is told less; the run log has it all
                 fields["tampering"] = check["tampering"][:5]
+        if node == "review" and update.get("reviews"):
+            fields["outcome"] = update["reviews"][-1]["verdict"]
         if self.terminal is None:
             self.logger.info("resumed" if node == "resumed" else "node", **fields)
             return

@@ -10,8 +10,7 @@ write_changes). Loads nothing of fixbot but the exception tree.
 
 from __future__ import annotations
 
-from fixbot.edits.fences import extract_diff
-from fixbot.edits.minimize import HunkRef, hunks, without
+from fixbot.edits.minimize import hunks, without
 from fixbot.edits.patch import (
     NO_CHANGE,
     DiffRejected,
@@ -24,22 +23,17 @@ from fixbot.edits.patch import (
     summary,
     write_changes,
 )
-from fixbot.edits.reply import NO_EDIT, Reader, parse_edits, parse_reply
+from fixbot.edits.reply import parse_reply
 from fixbot.edits.unified import plan_patch
 
 __all__ = [
     "NO_CHANGE",
-    "NO_EDIT",
     "DiffRejected",
     "FileChange",
-    "HunkRef",
     "Patch",
-    "Reader",
     "changed_paths",
-    "extract_diff",
     "header_path",
     "hunks",
-    "parse_edits",
     "parse_reply",
     "plan_patch",
     "render_diff",

@@ -12,7 +12,7 @@ loop (a test in tests/test_architecture.py says so).
 from __future__ import annotations
 
 from fixbot.forge import runlog
-from fixbot.forge.git import Git, GitFailed, refuse_paths
+from fixbot.forge.git import Git
 from fixbot.forge.port import (
     Comment,
     Published,
@@ -21,58 +21,17 @@ from fixbot.forge.port import (
     PullRequestExists,
     PullRequestsNotPermitted,
 )
-from fixbot.forge.publish import (
-    FIX_BRANCH,
-    WRITE_PERMISSIONS,
-    check_branch,
-    cleanup,
-    close_superseded,
-    find_or_create_pr,
-    fingerprint,
-    fix_branch,
-    may_trigger,
-    pending_thread,
-    publish,
-    upsert_comment,
-)
+from fixbot.forge.publish import cleanup, may_trigger, pending_thread, publish, upsert_comment
 from fixbot.forge.runlog import JobSummary
-from fixbot.forge.texts import (
-    BODY_CAP,
-    COMMENT_MARKER,
-    REFUSAL_MARKER,
-    THREAD_MARKER,
-    moved_comment,
-    refusal_comment,
-)
-from fixbot.forge.trigger import (
-    BRANCH_PREFIX,
-    Cleanup,
-    Command,
-    Decision,
-    EventName,
-    PullInfo,
-    Push,
-    Skip,
-    Trigger,
-    commit_id,
-    moved_since,
-)
+from fixbot.forge.texts import REFUSAL_MARKER, moved_comment, refusal_comment
+from fixbot.forge.trigger import Cleanup, Command, PullInfo, Push, Skip, Trigger, moved_since
 
 __all__ = [
-    "BODY_CAP",
-    "BRANCH_PREFIX",
-    "COMMENT_MARKER",
-    "FIX_BRANCH",
     "REFUSAL_MARKER",
-    "THREAD_MARKER",
-    "WRITE_PERMISSIONS",
     "Cleanup",
     "Command",
     "Comment",
-    "Decision",
-    "EventName",
     "Git",
-    "GitFailed",
     "JobSummary",
     "Published",
     "Publisher",
@@ -83,20 +42,13 @@ __all__ = [
     "Push",
     "Skip",
     "Trigger",
-    "check_branch",
     "cleanup",
-    "close_superseded",
-    "commit_id",
-    "find_or_create_pr",
-    "fingerprint",
-    "fix_branch",
     "may_trigger",
     "moved_comment",
     "moved_since",
     "pending_thread",
     "publish",
     "refusal_comment",
-    "refuse_paths",
     "runlog",
     "upsert_comment",
 ]

@@ -8,32 +8,19 @@ Deps                                      what the nodes run with (the runtime c
 from __future__ import annotations
 
 from fixbot.loop import lessons
-from fixbot.loop.budget import dollars, limit_reached, price_for, unpriced
+from fixbot.loop.budget import unpriced
 from fixbot.loop.deps import Deps, Update
-from fixbot.loop.escalation import Answer, parse_answer
-from fixbot.loop.graph import STEPS_PER_ATTEMPT, build_graph, recursion_limit, route
-from fixbot.loop.lessons import Lesson
-from fixbot.loop.state import FixState, StateError, initial_state, validate
-from fixbot.loop.stuck import STRIKES_TO_ESCALATE
+from fixbot.loop.graph import build_graph, recursion_limit
+from fixbot.loop.state import FixState, initial_state, validate
 
 __all__ = [
-    "STEPS_PER_ATTEMPT",
-    "STRIKES_TO_ESCALATE",
-    "Answer",
     "Deps",
     "FixState",
-    "Lesson",
-    "StateError",
     "Update",
     "build_graph",
-    "dollars",
     "initial_state",
     "lessons",
-    "limit_reached",
-    "parse_answer",
-    "price_for",
     "recursion_limit",
-    "route",
     "unpriced",
     "validate",
 ]

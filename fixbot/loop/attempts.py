@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from fixbot.checks import Mode, reader, run_trial, tampered_problems
 from fixbot.checks import problems as pass_problems
 from fixbot.edits import DiffRejected, parse_reply
-from fixbot.llm import Reply
 from fixbot.loop.deps import Deps, Update
 from fixbot.loop.state import FixState, baseline_of
 from fixbot.loop.stuck import Stuck, strike, varied
+from fixbot.model import Reply
 from fixbot.paths import StateDir
 from fixbot.records import REPLY_CAP, Attempt, CheckResult, Verdict, failing_tests, slim
 from fixbot.screen import salvage, screen

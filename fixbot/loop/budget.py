@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 from fixbot import log
 from fixbot.config import Config, Price
-from fixbot.llm import MAX_REPLY_TOKENS, ContextExceeded, DeadlinePassed, Model, Reply
 from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState
 from fixbot.loop.stuck import STRIKES_TO_ESCALATE
+from fixbot.model import MAX_REPLY_TOKENS, ContextExceeded, DeadlinePassed, Model, Reply
 from fixbot.prompts import Message
 from fixbot.records import EscalationKind
 from fixbot.secrets import redact

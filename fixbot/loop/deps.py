@@ -13,7 +13,7 @@ from typing import Any
 
 from fixbot.checks import IndexSettings
 from fixbot.config import Config
-from fixbot.llm import Model
+from fixbot.model import Model
 from fixbot.sandbox import Sandbox
 from fixbot.snapshot import Snapshot
 
@@ -32,6 +32,7 @@ class Deps:
     clock: Callable[[], float] = time.time
     repository: str = ""  # the repository's identity: its lessons' namespace
     strong_model: Model | None = None  # asked once config.strong_after attempts have failed
+    reviewer: Model | None = None  # reviews the verified diff (config.review); None: no review
     # the host's package-index settings, for the prepare step
     index: IndexSettings = field(default_factory=IndexSettings)
 

@@ -18,6 +18,7 @@ from fixbot import prompts
 from fixbot.config import ResumeLimits
 from fixbot.loop.budget import Limit, limit_reached
 from fixbot.loop.deps import Deps, Update
+from fixbot.loop.review import blocking
 from fixbot.loop.state import FixState, StateError
 from fixbot.screen import never_editable
 
@@ -42,11 +43,19 @@ def escalate(state: FixState, runtime: Runtime[Deps]) -> Update:
 
 def escalation(state: FixState, now: float) -> Limit:
     """Why the run escalates: a failure fixbot does not fix, a verification that did not hold,
-    a call the budget refused, or the limit the router saw (`limit_reached`)."""
+    a reviewer's block, a call the budget refused, or the limit the router saw
+    (`limit_reached`)."""
     if state["classification"] == "flaky":
         return Limit("flaky", state["reason"])
     if state["classification"] == "environment":
         return Limit("environment", state["reason"])
+    blocked = blocking(state)
+    if blocked is not None:
+        return Limit(
+            "review",
+            f"review: {blocked['model']} judged attempt {blocked['attempt']}'s verified diff "
+            f"{blocked['verdict']}: {blocked['reason']}",
+        )
     if state["verification"] is not None and state["verdict"] == "fail":
         return Limit("verification", f"the final verification failed: {state['reason']}")
     if state["verdict"] == "over_budget":
@@ -120,6 +129,7 @@ def resolve(state: FixState, answer: Answer, limits: ResumeLimits, now: float) -
         "strikes": 0,
         "stuck_reason": "",
         "verdict": "none",
+        "verification": None,  # of the diff before the answer: the next pass is verified anew
         "max_iterations": state["attempt"] + extra,
         "token_budget": max(state["token_budget"], state["tokens_used"]) + limits.extra_tokens,
         # A money cap grows by its capped amount too (no cap stays no cap).

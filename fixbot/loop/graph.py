@@ -6,7 +6,8 @@ START -> baseline --(code)--> autofix --(nothing for ruff)--> generate -> apply 
            +--(flaky or environment: no model call)--> escalate
 generate --(the call could overspend the money cap)--> escalate
 apply --(rejected)--> judge
-judge --(pass)--> verify --(pass)--> minimize -> finalize -> END
+judge --(pass)--> verify --(pass)--> minimize -> review --(no block)--> finalize -> END
+review --(special-casing or tampering)--> escalate
 judge --(fail, budget left)--> reflect -> generate
                                    +--(parallel: K slots)--> candidate x K (Send) -> pick
 pick --(the first pass)--> verify; otherwise it routes like judge
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -26,12 +27,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from fixbot.loop import candidates, escalation, nodes, verification
+from fixbot.loop import candidates, escalation, nodes, review, verification
 from fixbot.loop.budget import limit_reached
 from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState, StateError
 
 Route = Literal["verify", "reflect", "escalate"]
+ROUTES = list(get_args(Route))  # the path map of the two routers written as lambdas
 STEPS_PER_ATTEMPT = 5  # generate, apply, check, judge, reflect
 
 
@@ -87,6 +89,12 @@ def after_verify(state: FixState) -> Literal["minimize", "escalate"]:
     return "minimize" if state["verdict"] == "pass" else "escalate"
 
 
+def after_review(state: FixState) -> Literal["finalize", "escalate"]:
+    """The reviewer's special-casing or tampering escalates; a legitimate verdict, no verdict
+    or no reviewer finalizes the pass the sandbox decided."""
+    return "escalate" if review.blocking(state) is not None else "finalize"
+
+
 def recursion_limit(max_iterations: int) -> int:
     """Backstop only: the router ends the run long before this many steps."""
     return STEPS_PER_ATTEMPT * max_iterations + 10
@@ -109,6 +117,7 @@ def build_graph(
     graph.add_node("pick", candidates.pick)
     graph.add_node("verify", verification.verify)
     graph.add_node("minimize", verification.minimize)
+    graph.add_node("review", review.review)
     graph.add_node("finalize", nodes.finalize)
     graph.add_node("escalate", escalation.escalate)
     graph.add_node("await_human", escalation.await_human)
@@ -118,12 +127,13 @@ def build_graph(
     graph.add_conditional_edges("generate", after_generate)
     graph.add_conditional_edges("apply", after_apply)
     graph.add_edge("check", "judge")
-    graph.add_conditional_edges("judge", lambda state: route(state, clock()))
+    graph.add_conditional_edges("judge", lambda state: route(state, clock()), ROUTES)
     graph.add_conditional_edges("reflect", after_reflect, ["generate", "candidate"])
     graph.add_edge("candidate", "pick")
-    graph.add_conditional_edges("pick", lambda state: after_pick(state, clock()))
+    graph.add_conditional_edges("pick", lambda state: after_pick(state, clock()), ROUTES)
     graph.add_conditional_edges("verify", after_verify)
-    graph.add_edge("minimize", "finalize")
+    graph.add_edge("minimize", "review")
+    graph.add_conditional_edges("review", after_review)
     graph.add_edge("finalize", END)
     graph.add_edge("escalate", "await_human")
     graph.add_conditional_edges("await_human", escalation.after_human)

@@ -14,6 +14,7 @@ from fixbot.checks import (
     as_rerun,
     classify,
     generated_paths,
+    imports_checked,
     limits_for,
     network_probe,
     reader,
@@ -41,7 +42,7 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Run every check on the untouched snapshot, reproduce its failing checks and tests, and
     classify the failure; no model call."""
     deps = runtime.context
-    first = require_completed(checks_over(deps, "")[0])
+    first = imports_checked(require_completed(checks_over(deps, "")[0]), deps.files)
     update: Update = {"baseline": first, "network_probe": network_probe(deps.sandbox)}
     if not failing_tests(first):
         return {**update, "status": "already_passing", "reason": "no failing checks or tests"}
@@ -225,6 +226,10 @@ def finalize(state: FixState, runtime: Runtime[Deps]) -> Update:
         }
     dropped = len(state["dropped_hunks"])
     note = f"; {dropped} unneeded hunk(s) dropped and the rest re-verified" if dropped else ""
+    reviewed = [r for r in state["reviews"] if r["attempt"] == last["number"]]
+    if reviewed:  # a pass the reviewer did not block: what it said, or that it said nothing
+        said = "no verdict" if reviewed[-1]["verdict"] == "none" else reviewed[-1]["verdict"]
+        note += f"; the reviewer ({reviewed[-1]['model']}) said {said}"
     return {
         "status": "fixed",
         "reason": f"attempt {last['number']} passed and was verified on a clean copy{note}",

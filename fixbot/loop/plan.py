@@ -5,9 +5,9 @@ the model's context window leaves.
 A failure that names one small source file asks for that file whole ("reply with the complete
 corrected `solution.py` in one ```python block"): the edit format a small model follows. Any
 other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
-first whole-file prompt is short (the failing tests' ids and the file); a retry, or a failing
-check that is not a test run, lists the failures' messages and what the tests check (their
-assert lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
+first whole-file prompt is short (the failing tests with their evidence, and the file); a
+retry, or a failing check that is not a test run, shows what the tests check (their assert
+lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
 (prompts/rewrite.py): the failing functions shown without their bodies, to be written anew
 from their docstrings; the first of them at the first temperature (a new prompt's greedy
 answer), later ones at their variation's.
@@ -20,16 +20,15 @@ from dataclasses import dataclass, replace
 from langgraph.runtime import Runtime
 
 from fixbot import prompts
-from fixbot.llm import Model
 from fixbot.loop import lessons
 from fixbot.loop.budget import Build, model_for
 from fixbot.loop.deps import Deps
 from fixbot.loop.state import FixState, baseline_of
 from fixbot.loop.stuck import Stuck, asked_at
+from fixbot.model import MAX_REPLY_TOKENS, Model, estimate_tokens
 from fixbot.prompts import Ask, Message
 from fixbot.records import failing_tests
 from fixbot.snapshot import read_inside
-from fixbot.window import MAX_REPLY_TOKENS, estimate_tokens
 
 WHOLE_FILE_PROSE = 400  # a whole-file reply's reserve beyond the file: a sentence, the fence
 
@@ -61,10 +60,10 @@ def plan_for(
     if file:  # room for the file once and a half, and a sentence: not for rambling on
         text = read_inside(deps.snapshot.tree, file) or ""
         reply_tokens = min(MAX_REPLY_TOKENS, estimate_tokens(text) * 3 // 2 + WHOLE_FILE_PROSE)
-    # The first prompt is short: the failing tests and the code; a retry lists what the tests
-    # check too, as the read-only specification (another prompt shape, another sample). A
-    # failing check that is not a test run (ruff, mypy, a command) is asked about in full from
-    # the first: its findings or output are its message, and the short prompt shows none.
+    # The first prompt is short: the failing tests, what they said, and the code; a retry
+    # lists what the tests check too, as the read-only specification (another prompt shape,
+    # another sample). A failing check that is not a test run (ruff, mypy, a command) is asked
+    # about in full from the first: the short prompt's one sentence speaks of tests.
     failing = failing_tests(baseline_of(state))
     spec = number > 1 or not file or not all(prompts.names_a_test(t) for t in failing)
     # A whole file is always asked afresh: shown its last reply, a small model sends it again

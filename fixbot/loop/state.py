@@ -18,6 +18,7 @@ from fixbot.records import (
     CheckResult,
     EscalationKind,
     FailedJob,
+    Review,
     RunStatus,
     Verdict,
 )
@@ -73,6 +74,7 @@ class FixState(TypedDict):
     labels: list[str]  # e.g. "pre-existing": the failure also fails on the base
     flaky_tests: list[str]
     dropped_hunks: list[str]  # hunks of the passing diff that the pass did not need
+    reviews: list[Review]  # the reviewer's verdicts on verified diffs, in order (config.review)
     network_probe: str  # what a connection attempt from inside the sandbox got
     hint: str  # a human's hint, shown in every prompt from then on
     allowed_protected: list[str]  # protected files a human explicitly opened to edits
@@ -140,6 +142,7 @@ def initial_state(
         labels=[],
         flaky_tests=[],
         dropped_hunks=[],
+        reviews=[],
         network_probe="",
         hint=hint,
         allowed_protected=[],

@@ -2,8 +2,9 @@
 
 In priority order, each part taking what the parts before it left:
 
-1. every failing test id and its assertion message: always, even past the budget (then the
-   messages are shortened; ids are never dropped);
+1. every failing test id, the line it failed at and its evidence (failures.py): always, even
+   past the budget (then the messages are shortened, heads and tails kept; ids are never
+   dropped);
 2. the failing tests' own source, the test functions (tests are protected, not hidden);
 3. the code frames: the lines the tracebacks name, then the code the failing tests import; a
    small file whole, else the top-level definition around the line, under "lines a-b of path";
@@ -23,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
-from fixbot.prompts.failures import cleaned, failures
+from fixbot.model import CHARS_PER_TOKEN, estimate_tokens
+from fixbot.prompts.failures import cleaned, failures, head_tail, noun
 from fixbot.prompts.sources import (
     ITEM_TOKENS,
     Definition,
@@ -37,7 +39,6 @@ from fixbot.prompts.sources import (
     test_spans,
 )
 from fixbot.records import CheckResult, failing_tests
-from fixbot.window import CHARS_PER_TOKEN, estimate_tokens
 
 DEFAULT_BUDGET_TOKENS = 8000
 TEMPLATE_TOKENS = 400  # the template's own text, the commit and the headings
@@ -110,6 +111,7 @@ def prompt_values(
     listing = [] if compact else file_list(files, protected, skip=mapped, tokens=left)
     return {
         "failing": shown,
+        "noun": noun(ids),
         "failing_fence": fence(f"{f['id']}\n{f['assertion']}\n{f['message']}" for f in shown),
         "tests": tests,
         "frames": frames,
@@ -205,20 +207,6 @@ def traces(check: CheckResult, ids: Sequence[str], tokens: int) -> tuple[list[Tr
         shown.append(Trace(id=one_line(test_id), text=text, fence=fence([test_id, text])))
         spent += cost([test_id + "\n" + text], ITEM_TOKENS)
     return shown, spent, len(with_detail) - len(shown)
-
-
-def head_tail(text: str, chars: int) -> str:
-    """The text, or its first and last lines within `chars` with the middle elided."""
-    if len(text) <= chars:
-        return text
-    if chars <= 0:
-        return ""
-    mark = "[... {} lines elided ...]"
-    half = (chars - len(mark) - 8) // 2
-    head = text[:half].rsplit("\n", 1)[0] if "\n" in text[:half] else text[:half]
-    tail = text[-half:].split("\n", 1)[-1] if "\n" in text[-half:] else text[-half:]
-    elided = text.count("\n") - head.count("\n") - tail.count("\n")
-    return f"{head}\n{mark.format(elided)}\n{tail}"
 
 
 # 5. and 6. The repository: a map of its modules, then its file list

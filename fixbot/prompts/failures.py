@@ -1,11 +1,14 @@
 """The failing tests as the model is shown them: each id, the assertion that failed, and its
-message, within a share of the budget (ids are never dropped; the longest messages are
-shortened first).
+evidence, within a share of the budget (ids are never dropped; the longest messages are
+shortened first, their heads and tails kept).
 
 The assertion is the line pytest marks with `>` in the innermost frame of the traceback (the
 test's own `assert ...`, or the line of the code that raised), with the place it is at: for a
-small model it says more than the traceback around it. Object addresses (`<function f at
-0x7f...>`) are written as the name alone: they are noise that differs from run to run.
+small model it says more than the traceback around it. The evidence (`evidence`, the one rule
+every ask and every feedback uses) is the test's message (pytest's: the error, the values it
+compared), or for a check that is not a test run its message and its findings or output tail;
+at most EVIDENCE_LINES lines, head and tail kept. Object addresses (`<function f at 0x7f...>`)
+are written as the name alone: they are noise that differs from run to run.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import re
 from collections.abc import Sequence
 from typing import TypedDict
 
-from fixbot.prompts.sources import cost, one_line
-from fixbot.records import CheckResult, failing_tests
-from fixbot.window import CHARS_PER_TOKEN
+from fixbot.model import CHARS_PER_TOKEN
+from fixbot.prompts.sources import cost, names_a_test, one_line
+from fixbot.records import CaseResult, CheckResult, failing_tests
 
 MESSAGE_FLOOR = 32  # characters of each message kept, however many tests fail
 ASSERTION_CHARS = 300
+EVIDENCE_LINES = 10  # of a message (and a check's findings or output), head and tail
+EVIDENCE_CHARS = 1_500  # and of its characters
 
 _ADDRESS = re.compile(
     r"<(?:function|bound method|built-in function) ([\w.]+)(?: of .*?)? at 0x[0-9a-fA-F]+>"
@@ -64,23 +69,48 @@ def assertion(detail: str) -> str:
     return text if len(text) <= ASSERTION_CHARS else text[: ASSERTION_CHARS - 1] + "…"
 
 
+def evidence(test_id: str, case: CaseResult) -> str:
+    """What a failure says, as every ask shows it: a test's message (the error, the values
+    pytest compared); a check that is not a test run says it in its findings or output too
+    (its message is "exit code 1", "ruff: 2 findings: ..."). At most EVIDENCE_LINES lines
+    and EVIDENCE_CHARS characters, head and tail kept: a 10 MB log costs no more."""
+    text = case["message"].strip("\n")
+    output = case["detail"].strip("\n")
+    if not names_a_test(test_id) and output.strip():
+        text = f"{text}\n{output}"
+    return head_tail(cleaned(head_tail_lines(text.rstrip(), EVIDENCE_LINES)), EVIDENCE_CHARS)
+
+
+def noun(ids: Sequence[str]) -> str:
+    """What the failing entries are, for a sentence: "test", or "check" when none is a test
+    (ruff, mypy, a command: checks that are not test runs)."""
+    return "test" if any(names_a_test(t) for t in ids) else "check"
+
+
 def failing(check: CheckResult, limit: int = 30) -> list[FailingTest]:
-    return [
-        FailingTest(
-            id=t,
-            message=cleaned(check["tests"][t]["message"]),
-            detail=cleaned(check["tests"][t]["detail"]),
-            assertion=assertion(check["tests"][t]["detail"]),
+    """The failing tests for the feedback: each one's evidence as its message, and its
+    traceback (unless the evidence already holds it whole: a check's findings or output)."""
+    shown: list[FailingTest] = []
+    for t in failing_tests(check)[:limit]:
+        case = check["tests"][t]
+        message = evidence(t, case)
+        detail = cleaned(case["detail"])
+        shown.append(
+            FailingTest(
+                id=t,
+                message=message,
+                detail="" if detail.strip() and detail.strip() in message else detail,
+                assertion=assertion(case["detail"]),
+            )
         )
-        for t in failing_tests(check)[:limit]
-    ]
+    return shown
 
 
 def failures(check: CheckResult, ids: Sequence[str], tokens: int) -> tuple[list[Failure], int]:
     """Every failing test with its assertion and message, the longest messages shortened to
     fit `tokens` (to MESSAGE_FLOOR characters at most, ids are never dropped); and the tokens
     spent. Only the first `ASSERTED` tests show their assertion."""
-    messages = [cleaned(check["tests"][t]["message"].strip()) for t in ids]
+    messages = [evidence(t, check["tests"][t]).strip() for t in ids]
     asserted = [
         assertion(check["tests"][t]["detail"]) if i < ASSERTED else "" for i, t in enumerate(ids)
     ]
@@ -89,7 +119,7 @@ def failures(check: CheckResult, ids: Sequence[str], tokens: int) -> tuple[list[
     cap = _water_level([len(m) for m in messages], room)
     while True:
         shown = [
-            Failure(id=one_line(t), assertion=a, message=_indent(_shorten(m, cap)))
+            Failure(id=one_line(t), assertion=a, message=_indent(head_tail(m, cap)))
             for t, a, m in zip(ids, asserted, messages, strict=True)
         ]
         spent = cost((f"{f['id']}\n{f['assertion']}\n{f['message']}\n" for f in shown), 0)
@@ -112,8 +142,32 @@ def _water_level(lengths: list[int], room: int) -> int:
     return max(lengths, default=0)
 
 
-def _shorten(text: str, cap: int) -> str:
-    return text if len(text) <= cap else text[: max(cap - 1, 0)].rstrip() + "…"
+HEAD_ONLY_CHARS = 80  # a text cut shorter than this keeps its head alone
+
+
+def head_tail(text: str, chars: int) -> str:
+    """The text, or its head and tail within about `chars` with the middle elided (whole
+    lines where they fit); cut shorter than HEAD_ONLY_CHARS, its head alone."""
+    if len(text) <= chars:
+        return text
+    if chars < HEAD_ONLY_CHARS:
+        return text[: max(chars - 1, 0)].rstrip() + "…"
+    half = (chars - 32) // 2  # the mark and its newlines
+    head = text[:half].rsplit("\n", 1)[0] if "\n" in text[:half] else text[:half]
+    tail = text[-half:].split("\n", 1)[-1] if "\n" in text[-half:] else text[-half:]
+    elided = text.count("\n") - head.count("\n") - tail.count("\n")
+    what = f"{elided} lines" if elided > 1 else f"{len(text) - len(head) - len(tail)} characters"
+    return f"{head}\n[... {what} elided ...]\n{tail}"
+
+
+def head_tail_lines(text: str, lines: int) -> str:
+    """The text, or its first and last lines, `lines` in all, with the middle elided."""
+    split = text.split("\n")
+    if len(split) <= lines:
+        return text
+    head, tail = lines // 2, lines - lines // 2
+    mark = f"[... {len(split) - lines} lines elided ...]"
+    return "\n".join([*split[:head], mark, *split[-tail:]])
 
 
 def _indent(text: str) -> str:

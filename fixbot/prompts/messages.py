@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
-from fixbot.prompts.excerpts import head_tail, prompt_values
+from fixbot.model import CHARS_PER_TOKEN, estimate_tokens
+from fixbot.prompts.excerpts import prompt_values
+from fixbot.prompts.failures import head_tail
 from fixbot.prompts.render import render
 from fixbot.prompts.rewrite import elided
 from fixbot.prompts.sources import Excerpt, fence
 from fixbot.records import CheckResult, FailedJob
-from fixbot.window import CHARS_PER_TOKEN, estimate_tokens
 
 Message = dict[str, str]
 Shape = Literal["whole_file", "diff"]

@@ -3,7 +3,7 @@ anew from their signatures and docstrings, the specification the code itself car
 
 A small model shown a buggy function tends to send it back as it is (the code reads as right
 to it); asked to write the body afresh from its docstring, it writes what the docstring says
-(measured side by side: README, "Fix rate"). Only a top-level function with a docstring and a
+(measured side by side: docs/benchmarks.md). Only a top-level function with a docstring and a
 body beyond it is rewritten; the rest of the file is shown as it is. The reply is the whole
 file, screened and checked like any other: the tests stay the judge.
 """

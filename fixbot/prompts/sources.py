@@ -14,10 +14,10 @@ from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
 from fixbot.inert import fence_marker
+from fixbot.model import estimate_tokens
 from fixbot.prompts.imports import imported_modules, module_files, names_used
 from fixbot.records import CheckResult
 from fixbot.snapshot import read_inside
-from fixbot.window import estimate_tokens
 
 WHOLE_FILE_CHARS = 6_000  # a file this small is shown whole
 FRAME_CHARS = 8_000  # a definition larger than this is shown as a window around the line

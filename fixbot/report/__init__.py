@@ -11,13 +11,12 @@ Exit codes:
 from __future__ import annotations
 
 from fixbot.report.files import load_result, write_outputs
-from fixbot.report.markdown import mermaid, render_markdown, run_path
+from fixbot.report.markdown import render_markdown
 from fixbot.report.result import (
     EXIT_ENVIRONMENT,
     EXIT_NOT_FIXED,
     EXIT_OK,
     EXIT_USAGE,
-    ErrorKind,
     FixResult,
     error_kind,
     error_result,
@@ -29,14 +28,11 @@ __all__ = [
     "EXIT_NOT_FIXED",
     "EXIT_OK",
     "EXIT_USAGE",
-    "ErrorKind",
     "FixResult",
     "error_kind",
     "error_result",
     "exit_code",
     "load_result",
-    "mermaid",
     "render_markdown",
-    "run_path",
     "write_outputs",
 ]

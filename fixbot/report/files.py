@@ -6,22 +6,32 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from fixbot.errors import UsageError
 from fixbot.report.markdown import render_markdown
 from fixbot.report.result import FixResult
-from fixbot.secrets import redact
+from fixbot.secrets import placeholder_credentials, redact
 
 
-def write_outputs(result: FixResult, out: Path, *, known: Iterable[str] = ()) -> list[Path]:
+def write_outputs(
+    result: FixResult,
+    out: Path,
+    *,
+    known: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> list[Path]:
     """evidence.json, report.md and (only when fixed) fix.diff, each written atomically.
 
     Everything is scanned for secrets and redacted first (model replies and logs quote
     whatever the repository or the model wrote); a fix that adds one was refused earlier.
+    `env`: where the run's credentials are; one set to a placeholder is named in the result
+    (`not_secrets`) as left unredacted.
     """
+    if env is not None:
+        result = replace(result, not_secrets=placeholder_credentials(env))
     out.mkdir(parents=True, exist_ok=True)
     written = [
         _write_atomic(out / "evidence.json", redact(result.to_json(), known=known)),

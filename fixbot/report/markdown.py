@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fixbot.inert import code_span, fenced, prose
-from fixbot.records import round_firsts
+from fixbot.records import REVIEW_BLOCKS, round_firsts
 from fixbot.report.result import FixResult
 
 _HEADLINES = {
@@ -56,6 +56,7 @@ def render_markdown(result: FixResult) -> str:
         lines += ["", "### Attempts", "", "| # | model | tokens | cost | verdict | problems |"]
         lines += ["|---|---|---|---|---|---|"]
         lines += [_attempt_row(a) for a in result.attempts]
+    lines += _reviews(result)
     path = run_path(result)
     if path:
         lines += ["", "### The path this run took", "", *mermaid(path)]
@@ -83,6 +84,12 @@ def render_markdown(result: FixResult) -> str:
     if result.network_probe:
         probe = "; ".join(result.network_probe.splitlines())
         lines += [f"Network inside the sandbox: {_cell(probe, 300)}"]
+    if result.not_secrets:
+        names = ", ".join(code_span(name) for name in result.not_secrets)
+        lines += [
+            f"Not redacted: {names} holds a placeholder (too short or too common to be a "
+            "secret, such as a local server's `local`)"
+        ]
     if result.reproduce:
         lines += ["", "Re-check this verification locally:", "", fenced(result.reproduce)]
     lines += ["", f"<sub>fixbot {_cell(result.version, 40)}</sub>", ""]
@@ -100,6 +107,28 @@ def _attempt_row(a: Mapping[str, Any]) -> str:
         f"${_money(a.get('cost_usd', 0.0))} | {_cell(str(a['verdict']), 20)} | "
         f"{_cell(problems)} |"
     )
+
+
+def _reviews(result: FixResult) -> list[str]:
+    """The reviewer's verdicts on the verified diffs: what it said is data, cut and made inert."""
+    if not result.reviews:
+        return []
+    rows = ["", "### Review", ""]
+    rows += ["A second model read the verified diff. Special-casing or tampering keeps it from"]
+    rows += ["shipping; no verdict neither passes nor blocks anything.", ""]
+    rows += ["| attempt | reviewer | verdict | why | tokens | cost |", "|---|---|---|---|---|---|"]
+    for found in result.reviews:
+        tokens = _number(found.get("prompt_tokens", 0) + found.get("completion_tokens", 0))
+        rows.append(
+            f"| {_number(found['attempt'])} | {_cell(str(found['model']), 60)} | "
+            f"{_cell(_said(found.get('verdict')), 20)} | {_cell(str(found['reason']), 300)} | "
+            f"{tokens} | ${_money(found.get('cost_usd', 0.0))} |"
+        )
+    return rows
+
+
+def _said(verdict: object) -> str:
+    return "no verdict" if verdict == "none" else str(verdict)
 
 
 def _number(value: object) -> str:
@@ -216,11 +245,16 @@ def run_path(result: FixResult) -> list[Step]:
             path.append(("step", f"check {number}: {verdict}"))
         last = index == len(result.attempts) - 1
         if verdict == "pass" and number == first + size - 1:  # a round's winner is its last
-            held = not (number in escalations or (last and result.status != "fixed"))
-            path.append(("step", f"verify: {'pass' if held else 'fail'}"))
-            if held:
+            reviewed = [r.get("verdict") for r in result.reviews if r.get("attempt") == number]
+            blocked = bool(reviewed) and reviewed[-1] in REVIEW_BLOCKS
+            held = not (blocked or number in escalations or (last and result.status != "fixed"))
+            path.append(("step", f"verify: {'pass' if held or blocked else 'fail'}"))
+            if held or blocked:
                 if result.dropped_hunks:
                     path.append(("step", f"minimize: {len(result.dropped_hunks)} dropped"))
+                if reviewed:
+                    path.append(("step", f"review: {_said(reviewed[-1])}"))
+            if held:
                 path.append(("end", "finalize: fixed"))
                 continue
         if number in escalations:

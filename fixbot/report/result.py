@@ -10,7 +10,15 @@ from typing import Any, Literal
 
 from fixbot import __version__
 from fixbot.errors import UsageError
-from fixbot.records import FAILING, RUN_STATUSES, Attempt, EscalationKind, RunStatus, StepNotRun
+from fixbot.records import (
+    FAILING,
+    RUN_STATUSES,
+    Attempt,
+    EscalationKind,
+    Review,
+    RunStatus,
+    StepNotRun,
+)
 
 EXIT_OK = 0
 EXIT_NOT_FIXED = 1
@@ -62,6 +70,7 @@ class FixResult:
     labels: list[str] = field(default_factory=list)
     flaky_tests: list[str] = field(default_factory=list)
     dropped_hunks: list[str] = field(default_factory=list)
+    reviews: list[Review] = field(default_factory=list)  # the reviewer's verdicts (config.review)
     network_probe: str = ""
     reproduce: str = ""  # one command that re-runs the verification locally
     allowed_protected: list[str] = field(default_factory=list)  # opened to edits by a human
@@ -69,6 +78,8 @@ class FixResult:
     resumes: int = 0
     escalated_at: list[int] = field(default_factory=list)  # attempts done at each escalation
     steps_not_run: list[StepNotRun] = field(default_factory=list)  # the Action: failed CI steps
+    # Credential variables holding a placeholder (`local`), not a secret: left unredacted.
+    not_secrets: list[str] = field(default_factory=list)
     version: str = __version__
 
     @property

@@ -23,7 +23,7 @@ def unanswerable(thread: str, checkpointer: BaseCheckpointSaver[Any], commit: st
     if found is None:
         return (
             f"no checkpoint of thread {thread} is here (fixbot's state was not kept between "
-            "workflow runs; see the README)"
+            "workflow runs; see docs/action.md#answering-an-escalation)"
         )
     status, recorded_commit = found
     if status != "waiting":

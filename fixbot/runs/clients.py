@@ -1,7 +1,7 @@
 """The one assembly of a run's real clients, for every root (the CLI, the Action, the server).
 
 open_clients(...)   the sandbox, the thread's lock, the checkpointer and the store, the
-                    model (and the strong one), released in reverse order
+                    model (and the strong one, and the reviewer), released in reverse order
 build_deps(...)     what the graph's nodes run with, for one snapshot
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
@@ -20,16 +20,15 @@ from langgraph.store.base import BaseStore
 from fixbot.checks import IndexSettings, index_settings
 from fixbot.config import Config
 from fixbot.errors import UsageError
-from fixbot.llm import Model, OpenAIModel
 from fixbot.loop import Deps, unpriced
+from fixbot.model import Model, OpenAIModel
 from fixbot.paths import StateDir
 from fixbot.runs.store import checkpointer_for, store_for, thread_lock
 from fixbot.sandbox import Backend, Sandbox, choose
+from fixbot.secrets import CREDENTIALS
 from fixbot.snapshot import Snapshot, repo_files, repository_identity
 
-# The environment variables that hold credentials: never logged, never sent to the model,
-# never in an output (the Action adds the token's auth header).
-SECRET_VARIABLES = ("OPENAI_API_KEY", "GITHUB_TOKEN", "FIXBOT_DATABASE_URL")
+SECRET_VARIABLES = CREDENTIALS  # never logged, never sent to the model, never in an output
 NO_MODEL = "no model named: pass --model, set FIXBOT_MODEL, or set model in .fixbot.yml"
 
 Observer = Callable[[str, dict[str, Any]], None]
@@ -48,6 +47,7 @@ class Clients:
     checkpointer: BaseCheckpointSaver[Any] | None
     store: BaseStore | None = None
     strong_model: Model | None = None
+    reviewer: Model | None = None  # reviews the verified diff (config.review)
     secrets: tuple[str, ...] = field(default=(), repr=False)
     observe: Observer = _ignore
     clock: Callable[[], float] = time.time
@@ -67,16 +67,24 @@ def choose_sandbox(
     return choose(backend, image=image, environment=docker_env)
 
 
-def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> tuple[Model, Model | None]:
-    """The model (and the strong one, when configured), each closed with `stack`."""
+@dataclass(frozen=True)
+class Models:
+    model: Model
+    strong: Model | None = None
+    reviewer: Model | None = None
+
+
+def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> Models:
+    """The model (and the strong one and the reviewer, when configured), each closed with
+    `stack`; the reviewer at its own endpoint when it has one, with the same API key."""
     if not config.model:
         raise UsageError(NO_MODEL)
 
-    def opened(name: str) -> Model:
+    def opened(name: str, base_url: str | None = config.base_url) -> Model:
         client = OpenAIModel(
             model=name,
             api_key=env.get("OPENAI_API_KEY"),
-            base_url=config.base_url,
+            base_url=base_url,
             timeout_seconds=config.request_timeout_seconds,
             context_tokens=config.model_context_tokens,
         )
@@ -84,7 +92,12 @@ def models(config: Config, env: Mapping[str, str], stack: ExitStack) -> tuple[Mo
             client.discover_window()
         return stack.enter_context(client)
 
-    return opened(config.model), opened(config.strong_model) if config.strong_model else None
+    review = config.review
+    return Models(
+        opened(config.model),
+        opened(config.strong_model) if config.strong_model else None,
+        opened(review.model, review.base_url or config.base_url) if review.model else None,
+    )
 
 
 @contextmanager
@@ -96,26 +109,35 @@ def open_clients(
     *,
     secrets: Sequence[str] = (),
     observe: Observer = _ignore,
+    hosted: BaseStore | Literal[False] | None = False,
 ) -> Iterator[Clients]:
     """The clients one run of `thread` in the repository at `root` needs, held for the run:
-    the thread's lock first (a second run of it exits 3), the rest released in reverse."""
+    the thread's lock first (a second run of it exits 3), the rest released in reverse.
+    `hosted`: the LangGraph server's run, whose own checkpointer holds the thread (no lock and
+    no state database here) and whose store (given, or None) keeps the lessons."""
     state = StateDir(root)
     database_url = env.get("FIXBOT_DATABASE_URL")
     with ExitStack() as stack:
-        model, strong = models(config, env, stack)
+        opened = models(config, env, stack)
         sandbox = stack.enter_context(
             closing(choose_sandbox(config.sandbox.backend, env, image=config.sandbox.image))
         )
-        stack.enter_context(thread_lock(state, thread, database_url))
-        checkpointer = stack.enter_context(checkpointer_for(state, database_url))
-        store = stack.enter_context(store_for(state, database_url))
+        checkpointer: BaseCheckpointSaver[Any] | None = None
+        store: BaseStore | None = None
+        if hosted is False:
+            stack.enter_context(thread_lock(state, thread, database_url))
+            checkpointer = stack.enter_context(checkpointer_for(state, database_url))
+            store = stack.enter_context(store_for(state, database_url))
+        else:
+            store = hosted
         index = index_settings(env)
         yield Clients(
-            model=model,
+            model=opened.model,
             sandbox=sandbox,
             checkpointer=checkpointer,
             store=store,
-            strong_model=strong,
+            strong_model=opened.strong,
+            reviewer=opened.reviewer,
             secrets=secrets_in(env, [*secrets, *index.secrets]),
             observe=observe,
             index=index,
@@ -129,9 +151,8 @@ def build_deps(
     base: Snapshot | None = None,
 ) -> Deps:
     """What the graph's nodes run with for this snapshot (and the configured base)."""
-    missing = unpriced(
-        config, [clients.model.name, clients.strong_model.name if clients.strong_model else None]
-    )
+    used = [clients.model, clients.strong_model, clients.reviewer]
+    missing = unpriced(config, [model.name for model in used if model is not None])
     if missing:
         raise UsageError(
             f"budget.cost_usd needs a price for {', '.join(missing)}: add it to prices in "
@@ -148,5 +169,6 @@ def build_deps(
         known_secrets=clients.secrets,
         repository=repository_identity(snapshot.repo),
         strong_model=clients.strong_model,
+        reviewer=clients.reviewer,
         index=clients.index,
     )

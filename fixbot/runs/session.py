@@ -9,7 +9,8 @@ import hashlib
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,10 @@ from langgraph.types import Command, StateSnapshot
 
 from fixbot.config import Config
 from fixbot.errors import UsageError
-from fixbot.loop import FixState, build_graph, initial_state, recursion_limit, validate
+from fixbot.loop import Deps, FixState, build_graph, initial_state, recursion_limit, validate
 from fixbot.records import FailedJob
 from fixbot.report import FixResult
-from fixbot.runs.clients import Clients, build_deps
+from fixbot.runs.clients import NO_MODEL, Clients, build_deps
 from fixbot.sandbox import Sandbox
 from fixbot.snapshot import Snapshot, manifest_digest, resolve_commit, take_snapshot
 
@@ -44,7 +45,8 @@ def thread_id(request: FixRequest) -> str:
 
     The endpoint is left out: the same model behind a moved endpoint continues the same run.
     """
-    settings = {**request.config.to_dict(), "base_url": None}
+    review = {**asdict(request.config.review), "base_url": None}
+    settings = {**request.config.to_dict(), "base_url": None, "review": review}
     identity = json.dumps(
         [
             str(request.repo),
@@ -70,14 +72,11 @@ def run_fix(
     saved = graph.get_state(run_config(thread, request.config.max_iterations))
     start: FixState | Command[Any] | None = None
     if not saved.values:
-        start = initial_state(
-            thread_id=thread,
-            commit=request.commit,
-            manifest={},  # filled from the snapshot below
-            max_iterations=request.config.max_iterations,
-            token_budget=request.config.budget.tokens,
-            cost_budget=request.config.budget.cost_usd or 0.0,
-            deadline=clients.clock() + request.config.budget.wall_clock_seconds,
+        start = start_state(
+            thread,
+            request.commit,
+            request.config,
+            clients,
             hint=request.hint,
             ci_jobs=request.ci_jobs,
         )
@@ -87,6 +86,56 @@ def run_fix(
     else:
         clients.observe("resumed", {"thread_id": thread, "next": list(saved.next)})
     return drive(graph, thread, start, request.repo, request.commit, request.config, clients)
+
+
+def start_state(
+    thread: str,
+    commit: str,
+    config: Config,
+    clients: Clients,
+    *,
+    hint: str = "",
+    ci_jobs: tuple[FailedJob, ...] = (),
+    manifest: Mapping[str, str] | None = None,
+) -> FixState:
+    """A new run's first state, its budgets from the config and its deadline from the clients'
+    clock: every root starts a run from this (the manifest is filled from the snapshot when
+    the run is driven)."""
+    return initial_state(
+        thread_id=thread,
+        commit=commit,
+        manifest=dict(manifest or {}),
+        max_iterations=config.max_iterations,
+        token_budget=config.budget.tokens,
+        cost_budget=config.budget.cost_usd or 0.0,
+        deadline=clients.clock() + config.budget.wall_clock_seconds,
+        hint=hint,
+        ci_jobs=ci_jobs,
+    )
+
+
+def request_for(
+    root: Path,
+    commit: str,
+    config: Config,
+    *,
+    hint: str = "",
+    salt: str = "",
+    ci_jobs: tuple[FailedJob, ...] = (),
+) -> FixRequest:
+    """The request to fix `commit` with this config; UsageError when it names no model."""
+    if not config.model:
+        raise UsageError(NO_MODEL)
+    return FixRequest(
+        repo=root,
+        commit=commit,
+        config=config,
+        model_name=config.model,
+        base_url=config.base_url,
+        hint=hint,
+        salt=salt,
+        ci_jobs=ci_jobs,
+    )
 
 
 def resume_fix(
@@ -147,8 +196,8 @@ def drive(
     its next interrupt), every step checkpointed before the next begins."""
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-run-"))
     try:
-        snapshot, base = snapshots(repo, commit, config, workdir)
-        deps = build_deps(clients, config, snapshot, base)
+        deps = deps_for(clients, config, repo, commit, workdir)
+        snapshot = deps.snapshot
         if isinstance(start, dict):
             start = FixState(**{**start, "manifest": dict(snapshot.manifest)})
             validate(start)
@@ -168,6 +217,14 @@ def drive(
         return result_of(graph.get_state(settings).values, repo, config, clients.sandbox)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def deps_for(clients: Clients, config: Config, repo: Path, commit: str, workdir: Path) -> Deps:
+    """What the graph's nodes run with for `commit` (and the configured base), exported under
+    `workdir`: every root (the CLI, the Action, the server, the bench) drives the loop with
+    these."""
+    snapshot, base = snapshots(repo, commit, config, workdir)
+    return build_deps(clients, config, snapshot, base)
 
 
 def snapshots(
@@ -201,10 +258,11 @@ def result_of(state: Any, repo: Path, config: Config, sandbox: Sandbox) -> FixRe
 
 def from_state(state: FixState, **facts: Any) -> FixResult:
     """The result a run's final state records (facts: what the state does not hold)."""
-    attempts = state["attempts"]
+    attempts, reviews = state["attempts"], state["reviews"]
+    calls = [*attempts, *reviews]  # every model call's tokens: the attempts' and the reviews'
     tokens = {
-        "prompt": sum(a["prompt_tokens"] for a in attempts),
-        "completion": sum(a["completion_tokens"] for a in attempts),
+        "prompt": sum(c["prompt_tokens"] for c in calls),
+        "completion": sum(c["completion_tokens"] for c in calls),
     }
     tokens["total"] = tokens["prompt"] + tokens["completion"]
     return FixResult(
@@ -223,6 +281,7 @@ def from_state(state: FixState, **facts: Any) -> FixResult:
         labels=list(state["labels"]),
         flaky_tests=list(state["flaky_tests"]),
         dropped_hunks=list(state["dropped_hunks"]),
+        reviews=list(reviews),
         network_probe=state["network_probe"],
         allowed_protected=list(state["allowed_protected"]),
         hint=state["hint"],

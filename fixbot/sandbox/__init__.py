@@ -11,33 +11,25 @@ from __future__ import annotations
 from fixbot.sandbox.bwrap import BwrapSandbox
 from fixbot.sandbox.cgroup_detect import evacuate_root
 from fixbot.sandbox.docker import LOCAL_IMAGE, DockerSandbox, sdk_version
-from fixbot.sandbox.host import NOBODY, SANDBOX_GID, python_prefixes, unreadable_toolchain
+from fixbot.sandbox.host import python_prefixes, unreadable_toolchain
 from fixbot.sandbox.protocol import (
-    BASE_ENV,
     DEFAULT_LIMITS,
-    OOM_NOTE,
     OUTPUTS,
     PREPARED,
-    SETUP_ENV,
     WORKSPACE,
     Limits,
     RunSpec,
     Sandbox,
-    prepared_env,
+    hit_process_cap,
 )
-from fixbot.sandbox.scratch import Scratch, attempt_scratch, can_mount, reap
+from fixbot.sandbox.scratch import attempt_scratch, can_mount
 from fixbot.sandbox.select import Backend, choose
 
 __all__ = [
-    "BASE_ENV",
     "DEFAULT_LIMITS",
     "LOCAL_IMAGE",
-    "NOBODY",
-    "OOM_NOTE",
     "OUTPUTS",
     "PREPARED",
-    "SANDBOX_GID",
-    "SETUP_ENV",
     "WORKSPACE",
     "Backend",
     "BwrapSandbox",
@@ -45,14 +37,12 @@ __all__ = [
     "Limits",
     "RunSpec",
     "Sandbox",
-    "Scratch",
     "attempt_scratch",
     "can_mount",
     "choose",
-    "evacuate_root",
-    "prepared_env",
+    "evacuate_root",  # .ci/run calls it in a CI container
+    "hit_process_cap",
     "python_prefixes",
-    "reap",
     "sdk_version",
     "unreadable_toolchain",
 ]

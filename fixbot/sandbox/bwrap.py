@@ -30,6 +30,7 @@ from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
 from fixbot.sandbox import seccomp
 from fixbot.sandbox.bwrap_argv import Confinement, drop, open_parents, overlay, prefix, rlimits
+from fixbot.sandbox.capwatch import held_cap
 from fixbot.sandbox.cgroup_detect import detect
 from fixbot.sandbox.cgroups import Hierarchy, NoCgroups
 from fixbot.sandbox.host import NOBODY, give_to, hand_over, readonly_sources, share
@@ -42,6 +43,7 @@ from fixbot.sandbox.protocol import (
     WORKSPACE,
     Limits,
     RunSpec,
+    process_cap_note,
 )
 from fixbot.sandbox.uids import Lease, UidPool, sandbox_user
 
@@ -263,20 +265,18 @@ class BwrapSandbox:
             args += drop(user.uid, user.gid) if self.privileged else []
             args += [*rlimits(limits, per_process_caps=group is None), *argv]
             fds = [status.fileno(), *([] if seccomp_fd is None else [seccomp_fd]), *plan.fds]
-            # The group kill after the timeout reaches bwrap; --die-with-parent, the pid
-            # namespace and the cgroup's kill take the rest down with it.
-            result = proc.run(
-                args,
-                timeout=limits.timeout_seconds,
-                output_cap=limits.output_bytes,
-                pass_fds=fds,
-                # Not even bwrap gets fixbot's environment: as an ordinary user, the sandbox's
-                # pid 1 is bwrap itself, and /proc/1/environ would show it to the command.
-                env={},
-            )
+            # The group kill after the timeout (or a held process cap) reaches bwrap;
+            # --die-with-parent, the pid namespace and the cgroup's kill take the rest down.
+            # Not even bwrap gets fixbot's environment: as an ordinary user, the sandbox's pid
+            # 1 is bwrap itself, and /proc/1/environ would show it.
+            with held_cap(group) as cap:
+                limit, cap_bytes = limits.timeout_seconds, limits.output_bytes
+                result = proc.run(args, timeout=limit, output_cap=cap_bytes, pass_fds=fds, env={})
             status.seek(0)
             started = b'"exit-code"' in status.read()
             killed_for_memory = group is not None and group.oom_kills() > 0
+        if cap is not None and cap.ended:
+            return replace(result, output=result.output + process_cap_note(limits.pids))
         if not started and not result.timed_out:
             raise SandboxFailed(f"bubblewrap failed: {result.tail(500).strip()}")
         if killed_for_memory:

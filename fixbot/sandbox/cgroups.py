@@ -11,6 +11,9 @@ outside it; a failed write ends the run with 125 before anything runs. Afterward
 left in it is killed (cgroup.kill, else SIGKILL over cgroup.procs until it is empty: pids.max
 bounds a fork bomb) and the cgroup removed. The cgroups are named after their owner (pid and
 start time), so a crashed fixbot's are reaped by the next one.
+
+While a run goes on, capwatch.held_cap reads its pids.events (processes_refused) and ends a run
+whose cap keeps refusing: a fork bomb, which pids.max holds but never stops.
 """
 
 from __future__ import annotations
@@ -126,6 +129,11 @@ class Cgroup:
             return _keyed(self.folders[0] / "memory.events", "oom_kill")
         return _keyed(self.folders[0] / "memory.oom_control", "oom_kill")
 
+    def processes_refused(self) -> int:
+        """How many new processes the cap refused so far (pids.events' `max`)."""
+        folder = self.folders[0] if self.v2 else self.folders[-1]
+        return _keyed(folder / "pids.events", "max")
+
     def kill(self) -> None:
         if self.v2 and (self.folders[0] / "cgroup.kill").exists():  # Linux 5.14+: atomic
             write(self.folders[0] / "cgroup.kill", "1")
@@ -158,7 +166,7 @@ class Hierarchy:
 
     def summary(self) -> str:
         """What it caps, in a few stable words (the evidence, a cache key)."""
-        return "memory and processes capped per process (no writable cgroup): see README"
+        return "memory and processes capped per process (no writable cgroup): see docs/security.md"
 
     def details(self) -> str:
         """Where, or why not (`fixbot doctor`)."""

@@ -30,6 +30,7 @@ as a unix socket in a mounted folder instead.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,9 +59,16 @@ BASE_ENV: Mapping[str, str] = {
 }
 
 
+SYSTEM_BIN = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
 def prepared_env(path: str) -> dict[str, str]:
-    """PATH and VIRTUAL_ENV for a command that runs with the prepared environment."""
-    return {"PATH": f"{PREPARED}/bin:{path}", "VIRTUAL_ENV": PREPARED}
+    """PATH and VIRTUAL_ENV for a command that runs in the prepared environment: its bin first,
+    and fixbot's own bin not at all (a `pytest` there is fixbot's, never the project's), unless
+    fixbot runs from the system's own folders."""
+    own = str(Path(sys.executable).parent)
+    kept = [d for d in path.split(":") if d and (d != own or d in SYSTEM_BIN)]
+    return {"PATH": ":".join([f"{PREPARED}/bin", *kept]), "VIRTUAL_ENV": PREPARED}
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,17 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 OOM_NOTE = "\n[fixbot: memory limit exceeded]\n"  # appended to a run the memory cap killed in
+# Appended to a run ended because its process cap kept refusing new processes (a fork bomb).
+PROCESS_CAP_MARK = "[fixbot: the process cap was hit and held"
+
+
+def process_cap_note(pids: int) -> str:
+    return f"\n{PROCESS_CAP_MARK} ({pids} processes): the run was ended]\n"
+
+
+def hit_process_cap(output: str) -> bool:
+    """Whether a run was ended for holding its process cap (its output's last line says so)."""
+    return PROCESS_CAP_MARK in output[-200:]
 
 
 @dataclass(frozen=True)

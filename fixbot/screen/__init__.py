@@ -13,31 +13,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from fixbot.commands import gate_files
 from fixbot.edits import Patch
-from fixbot.screen.paths import (
-    NEVER_EDITABLE,
-    is_refused,
-    never_editable,
-    refused_paths,
-    shadowing,
-)
-from fixbot.screen.policy import PolicyFinding, Strictness, added_lines, is_test_path, review
+from fixbot.screen.paths import is_refused, never_editable, refused_paths, shadowing
+from fixbot.screen.policy import Strictness, review
 from fixbot.screen.recorded import recorded_problems
 from fixbot.screen.recorded import refused_paths as unpublishable
 from fixbot.secrets import added_secrets
+from fixbot.snapshot import read_inside
 
 __all__ = [
-    "NEVER_EDITABLE",
-    "PolicyFinding",
-    "Strictness",
-    "added_lines",
-    "is_test_path",
     "never_editable",
     "recorded_problems",
-    "review",
     "salvage",
     "screen",
-    "shadowing",
     "unpublishable",
 ]
 
@@ -53,7 +42,8 @@ def screen(
 ) -> list[str]:
     """Every reason to refuse `patch` (a candidate for the snapshot at `tree`); [] when none.
     `protected`: the protected globs; `allowed`: protected files a human opened to edits."""
-    problems = refused_paths(patch.paths, protected, allowed)
+    named = gate_files(lambda rel: read_inside(tree, rel))  # ruff's extend, mypy's plugins
+    problems = refused_paths(patch.paths, [*protected, *named], allowed)
     problems += [
         f"the diff adds {path}, which would stand in for the installed module of that name "
         "(the test runner, a gate or the standard library) when the checks run; name it otherwise"

@@ -7,8 +7,8 @@ import ast
 from collections.abc import Sequence
 from pathlib import Path
 
-from fixbot.screen.answers import cases, helpers
-from fixbot.screen.rules import Case, Key, telling, telling_literals
+from fixbot.screen.source import Case, Key, telling, telling_literals
+from fixbot.screen.tables import cases, helpers
 from fixbot.snapshot import read_inside
 
 

@@ -9,8 +9,9 @@ model learns what was refused and why.
     review(patch, tree=..., failing_tests=[...], strictness="strict") -> [PolicyFinding, ...]
 
 "lenient" keeps the rules that are never a fix (LENIENT); "strict" also the ones a real fix
-rarely needs; "off" none. The Python rules live in rules.py, answers.py and runtime.py; the
-rules on names and comments in textual.py; which lines are screened in lines.py; what the
+rarely needs; "off" none. The Python rules live in rules.py and runtime.py, and by capability
+(what code reaches, whatever it is called) in reach.py, lookups.py, answers.py and checkers.py;
+the rules on names and comments in textual.py; which lines are screened in lines.py; what the
 failing tests assert in asserted.py.
 """
 
@@ -25,9 +26,13 @@ from typing import Literal
 from fixbot.edits import FileChange, Patch
 from fixbot.screen.answers import answers_from_tests
 from fixbot.screen.asserted import asserted_cases, asserted_literals
+from fixbot.screen.checkers import stub_hits
 from fixbot.screen.lines import added_lines, is_test_path, reviewed_lines, split_lines
-from fixbot.screen.rules import RULES, Case, Hit, Key, Source
+from fixbot.screen.lookups import LOOKUP_RULES
+from fixbot.screen.reach import REACH_RULES
+from fixbot.screen.rules import RULES
 from fixbot.screen.runtime import RUNTIME_RULES, literal_code
+from fixbot.screen.source import Case, Hit, Key, Source
 from fixbot.screen.textual import comment_hits, fallback_hits, name_hits
 
 Strictness = Literal["strict", "lenient", "off"]
@@ -40,11 +45,13 @@ LENIENT = frozenset(
         "patches-builtins",
         "detects-test-runner",
         "reads-tests",
+        "hides-code",
     }
 )
 STRICT = LENIENT | {"overrides-eq", "swallows-errors", "silences-gate", "special-cases-test"}
-STRICT |= {*RUNTIME_RULES, "answers-from-tests"}
-ALL_RULES = {**RULES, **RUNTIME_RULES, "answers-from-tests": answers_from_tests}
+STRICT |= {*RUNTIME_RULES, *REACH_RULES, *LOOKUP_RULES, "answers-from-tests"}
+ALL_RULES = {**RULES, **RUNTIME_RULES, **REACH_RULES, **LOOKUP_RULES}
+ALL_RULES["answers-from-tests"] = answers_from_tests
 NESTING = 3  # exec("exec('...')"): how deep literal code passed to exec is screened
 
 
@@ -80,6 +87,9 @@ def review(
         for hit in _file_hits(change, reviewed_lines(change, by_path), literals, known):
             if hit.rule in rules:
                 found.setdefault((hit.rule, change.path, hit.line), _finding(change.path, hit))
+    for path, hit in stub_hits(patch, tree):
+        if hit.rule in rules:
+            found.setdefault((hit.rule, path, hit.line), _finding(path, hit))
     return sorted(found.values(), key=lambda f: (f.path, f.line, f.rule))
 
 

@@ -7,141 +7,18 @@ Names are resolved through the file's imports (`import os as o; o._exit(0)` is `
 from __future__ import annotations
 
 import ast
-import bisect
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Callable, Iterator, Mapping
 
-# A literal as compared: ("n", 2.0), ("s", "abc"), ("b", b"x") or ("seq", (...)).
-Key = tuple[str, object]
-# One visible test case: the call's literal arguments, the literal it must return, the test.
-Case = tuple[tuple[Key, ...], Key, str]
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-@dataclass(frozen=True)
-class Hit:
-    rule: str
-    line: int
-    detail: str
-
-
-def line(node: ast.AST) -> int:
-    return int(getattr(node, "lineno", 0))
-
-
-@dataclass
-class Source:
-    """One changed Python file: its new AST, the lines the diff added, its import aliases."""
-
-    path: str
-    text: str
-    tree: ast.Module
-    added: frozenset[int]
-    is_test: bool
-    literals: Mapping[Key, str] = field(default_factory=dict)  # -> the test asserting on it
-    cases: Sequence[Case] = ()  # the failing tests' (arguments, expected) pairs
-    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-
-    @cached_property
-    def aliases(self) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    local = alias.asname or alias.name.split(".")[0]
-                    found[local] = alias.name if alias.asname else local
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        return found
-
-    def touched(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.match_case):
-            node = node.pattern
-        first = line(node)
-        last = getattr(node, "end_lineno", None) or first
-        at = bisect.bisect_left(self.added_sorted, first)
-        return at < len(self.added_sorted) and self.added_sorted[at] <= last
-
-    @cached_property
-    def added_sorted(self) -> list[int]:
-        return sorted(self.added)
-
-    def new(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
-        """Nodes of `types` that the diff added or edited."""
-        return (n for n in ast.walk(self.tree) if isinstance(n, types) and self.touched(n))
-
-    def name(self, node: ast.AST) -> str | None:
-        """The dotted name an expression refers to, through the imports; None if not a name."""
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id, node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.name(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
-
-    def references(self, root: ast.AST | None = None) -> Iterator[tuple[ast.expr, str]]:
-        """Whole dotted names used (`os.path.join`, not also `os.path`): under `root`, or new."""
-        for node in ast.walk(root or self.tree):
-            parent = self.parents.get(node)
-            if not isinstance(node, ast.Name | ast.Attribute) or (
-                isinstance(parent, ast.Attribute) and parent.value is node
-            ):
-                continue
-            name = self.name(node)
-            if name and (root is not None or self.touched(node)):
-                yield node, name
-
-    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
-        while node in self.parents:
-            node = self.parents[node]
-            yield node
-
-    def scope(self, node: ast.AST) -> ast.AST:
-        """The innermost function around `node`, or the module."""
-        scopes = (*FUNCTIONS, ast.Lambda)
-        return next((a for a in self.ancestors(node) if isinstance(a, scopes)), self.tree)
-
-    def snippet(self, node: ast.AST) -> str:
-        text = " ".join((ast.get_source_segment(self.text, node) or ast.unparse(node)).split())
-        return f"`{text if len(text) <= 80 else text[:77] + '...'}`"
-
-
-def literal_key(node: ast.AST | None) -> Key | None:
-    """A comparable form of a literal (2 and 2.0 are equal; lists and tuples too)."""
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, bool) or not isinstance(value, int | float | str | bytes):
-            return None
-        if isinstance(value, int | float):
-            return ("n", float(value))
-        return ("s" if isinstance(value, str) else "b", value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        inner = literal_key(node.operand)
-        if inner is None or not isinstance(inner[1], float):
-            return None
-        return ("n", -inner[1] if isinstance(node.op, ast.USub) else inner[1])
-    if isinstance(node, ast.Tuple | ast.List):
-        keys = [literal_key(element) for element in node.elts]
-        return None if any(k is None for k in keys) else ("seq", tuple(keys))
-    return None
+from fixbot.screen.answers import base_case
+from fixbot.screen.checkers import type_checking_split
+from fixbot.screen.source import FUNCTIONS, Hit, Key, Source, line, literal_key, under
 
 
 def _strings(root: ast.AST) -> list[str]:
     return [
         n.value for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)
     ]
-
-
-def _is(name: str, prefixes: Sequence[str]) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
 # --- adds-skip --------------------------------------------------------------------------
@@ -157,7 +34,7 @@ SKIPS = (
 
 def adds_skip(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
-        if _is(name, SKIPS):
+        if under(name, SKIPS):
             yield Hit(
                 "adds-skip",
                 line(node),
@@ -171,6 +48,10 @@ def adds_skip(source: Source) -> Iterator[Hit]:
 EXITS = (
     *("sys.exit", "os._exit", "os.abort", "posix._exit", "signal.raise_signal", "builtins.exit"),
     *("pytest.exit", "_pytest.outcomes.exit"),
+    # an exec ends this process too (its status is the new program's: /bin/true's 0)
+    *(f"os.{name}" for name in ("execl", "execle", "execlp", "execlpe", "execv", "execve")),
+    *(f"os.{name}" for name in ("execvp", "execvpe")),
+    *(f"posix.{name}" for name in ("execv", "execve")),
 )
 
 
@@ -193,7 +74,7 @@ def _is_exit(source: Source, node: ast.expr, name: str) -> bool:
         return any(isinstance(a, ast.Raise) for a in source.ancestors(node))
     if name == "os.kill" and parent is not None and called:
         return any(n == "os.getpid" for _, n in source.references(parent))
-    return _is(name, EXITS)
+    return under(name, EXITS)
 
 
 def exits_early(source: Source) -> Iterator[Hit]:
@@ -299,23 +180,23 @@ FRAMES = (
     *("sys._getframe", "traceback.extract_stack", "traceback.walk_stack"),
 )
 PYTEST_WORD = re.compile(r"pytest|py\.test", re.IGNORECASE)
+RUNNER_VARIABLE = re.compile(r"PYTEST|FIXBOT", re.IGNORECASE)
 
 
 def _probes_runner(source: Source, node: ast.AST) -> bool:
+    """Whether `node` asks if pytest (or fixbot) runs it: through `sys.modules`, `sys.argv`, the
+    environment or the stack, with a string that names the runner (also one built from parts:
+    `"PY" + "TEST_CURRENT_TEST"`)."""
     names = [name for _, name in source.references(node)]
-    strings = _strings(node)
-    probes = any(_is(n, PROBES) for n in names) and any(PYTEST_WORD.search(s) for s in strings)
+    strings = [text for _, text in source.strings(node)]
+    probes = any(under(n, PROBES) for n in names) and any(PYTEST_WORD.search(s) for s in strings)
     environ = any("environ" in n or "getenv" in n for n in names) and any(
-        s.startswith("PYTEST_") for s in strings
+        RUNNER_VARIABLE.search(s) for s in strings
     )
-    return (
-        probes
-        or environ
-        or (
-            any(_is(n, FRAMES) for n in names)
-            and any("test" in s.lower() for s in _strings(source.scope(node)))
-        )
-    )
+    if probes or environ:
+        return True
+    frames = any(under(n, FRAMES) for n in names)
+    return frames and any("test" in s.lower() for _, s in source.strings(source.scope(node)))
 
 
 def detects_test_runner(source: Source) -> Iterator[Hit]:
@@ -371,7 +252,7 @@ def _imports_tests(source: Source, node: ast.AST) -> bool:
         first = node.args[0]
         return isinstance(first, ast.Constant) and _is_test_module(str(first.value))
     if isinstance(node, ast.Subscript | ast.Call):
-        modules = any(_is(name, ["sys.modules"]) for _, name in source.references(node))
+        modules = any(under(name, ["sys.modules"]) for _, name in source.references(node))
         return modules and any(_is_test_module(s) for s in _strings(node))
     return False
 
@@ -392,17 +273,17 @@ def _reads_files(scope: ast.AST) -> bool:
 def reads_tests(source: Source) -> Iterator[Hit]:
     if source.is_test:
         return
-    for node in source.new(ast.Import, ast.ImportFrom, ast.Call, ast.Subscript, ast.Constant):
-        if _imports_tests(source, node):
+    found = [(n, "") for n in source.new(ast.Import, ast.ImportFrom, ast.Call, ast.Subscript)]
+    found += [(n, text) for n, text in source.strings() if TEST_PATH.search(text)]
+    for node, text in found:
+        if not text and _imports_tests(source, node):
             what = f"{source.snippet(node)} imports a test module"
         elif (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and TEST_PATH.search(node.value)
+            text
             and not isinstance(source.parents.get(node), ast.Expr)  # a docstring
             and _reads_files(source.scope(node))
         ):
-            what = f"reads the tests ({node.value!r})"
+            what = f"reads the tests ({text!r})"
         else:
             continue
         yield Hit(
@@ -415,15 +296,28 @@ def reads_tests(source: Source) -> Iterator[Hit]:
 # --- overrides-eq -----------------------------------------------------------------------
 
 COMPARISONS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
-DUNDERS = COMPARISONS | {"__hash__", "__bool__"}
+DUNDERS = COMPARISONS | {"__hash__", "__bool__", "__contains__", "__instancecheck__"}
+DUNDERS |= {"__subclasscheck__"}
 EFFECT = {
     "__bool__": "`assert result` passes or fails whatever the result is",
     "__hash__": "unequal objects collide in every set and dict",
+    "__contains__": "`assert x in result` passes whatever the result holds",
+    "__instancecheck__": "`isinstance` answers the same whatever the object is",
+    "__subclasscheck__": "`issubclass` answers the same whatever the class is",
 }
+# Objects that compare equal to what they are compared with, or behave as they are told.
+STAND_INS = ("unittest.mock", "mock", "pytest.approx")
+Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 
-def _rigged(name: str, params: list[str], body: ast.AST, returns: list[ast.expr | None]) -> str:
-    """Why a dunder's body ignores what it compares, or ''."""
+def _rigged(name: str, function: Function) -> str:
+    """Why a dunder's result does not depend on what it compares, or ''."""
+    params = [a.arg for a in function.args.args]
+    body = function.body
+    if isinstance(body, list):
+        returns = [r.value for r in ast.walk(function) if isinstance(r, ast.Return)]
+    else:
+        returns = [body]
     real = [r for r in returns if not (isinstance(r, ast.Name) and r.id == "NotImplemented")]
     if not real:
         return ""
@@ -431,32 +325,98 @@ def _rigged(name: str, params: list[str], body: ast.AST, returns: list[ast.expr 
     values = {r.value for r in real if isinstance(r, ast.Constant) and isinstance(r.value, kinds)}
     if len(values) == 1 and all(isinstance(r, ast.Constant) for r in real):
         return f"always returns {values.pop()!r}"
-    used = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
-    if name in COMPARISONS and (len(params) < 2 or params[1] not in used):
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    if name in COMPARISONS | {"__contains__"} and (len(params) < 2 or params[1] not in used):
         return "ignores the object it is compared with"
+    return next((why for r in real if r is not None and (why := _always(r))), "")
+
+
+def _always(node: ast.expr) -> str:
+    """Why an expression has the same truth whatever its operands are, or ''."""
+    same = ast.dump
+    if isinstance(node, ast.Constant):
+        return f"returns {node.value!r} on one path"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = node.left, node.comparators[0]
+        if same(left) == same(right) and not isinstance(node.ops[0], ast.NotEq | ast.IsNot):
+            return f"compares `{ast.unparse(left)}` with itself"
+        at_least_zero = isinstance(right, ast.Constant) and right.value == 0
+        measured = isinstance(left, ast.Call) and getattr(left.func, "id", "") in ("len", "abs")
+        if isinstance(node.ops[0], ast.GtE) and at_least_zero and measured:
+            return f"`{ast.unparse(node)}` always holds"
+    checks = isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance"
+    if checks and ast.unparse(node).replace(" ", "").endswith(",object)"):
+        return "asks whether the other is an object"
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        negated = {same(_truth(v.operand)) for v in node.values if isinstance(v, ast.UnaryOp)}
+        if any(same(_truth(v)) in negated for v in node.values):
+            return f"`{ast.unparse(node)}` is a tautology"
+        truthy = [v for v in node.values if isinstance(v, ast.Constant) and v.value]
+        if truthy or any(_always(v) for v in node.values):
+            return f"`{ast.unparse(node)}` always holds"
+    if isinstance(node, ast.IfExp) and _always(node.body) and same(node.body) == same(node.orelse):
+        return "returns the same on both branches"
     return ""
 
 
-def _dunder(node: ast.AST) -> tuple[str, list[str], ast.AST, list[ast.expr | None]] | None:
-    """A dunder definition as (name, parameters, body, returned values), or None."""
-    if isinstance(node, FUNCTIONS) and node.name in DUNDERS:
-        returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return)]
-        return node.name, [a.arg for a in node.args.args], node, returns
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
-        names = [t.id for t in node.targets if isinstance(t, ast.Name) and t.id in DUNDERS]
-        fn = node.value
-        return (names[0], [a.arg for a in fn.args.args], fn.body, [fn.body]) if names else None
-    return None
+def _truth(node: ast.expr) -> ast.expr:
+    """`bool(x)` is `x` as a condition."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "bool" and node.args:
+        return node.args[0]
+    return node
+
+
+def _dunders(source: Source) -> Iterator[tuple[ast.AST, str, Function]]:
+    """Every comparison dunder the diff defines, however: `def __eq__`, `__eq__ = lambda ...` or
+    a module function in a class body, `Cls.__eq__ = ...`, `setattr(Cls, "__eq__", ...)`,
+    `type("R", (float,), {"__eq__": ...})`."""
+    functions = {n.name: n for n in source.tree.body if isinstance(n, FUNCTIONS)}
+
+    def function_of(value: ast.AST | None) -> Function | None:
+        if isinstance(value, ast.Name) and (value.id in functions or source.bound(value)):
+            value = functions.get(value.id) or source.bound(value)
+        return value if isinstance(value, Function) else None
+
+    for node in source.new(*FUNCTIONS, ast.Assign, ast.Call, ast.Dict):
+        if isinstance(node, FUNCTIONS) and node.name in DUNDERS:
+            yield node, node.name, node
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+                if name in DUNDERS and (function := function_of(node.value)):
+                    yield node, name, function
+        elif isinstance(node, ast.Call) and source.name(node.func) in (
+            "setattr",
+            "builtins.setattr",
+        ):
+            name = source.folded(node.args[1]) if len(node.args) == 3 else None
+            if name in DUNDERS and (function := function_of(node.args[2])):
+                yield node, str(name), function
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                name = source.folded(key)
+                if name in DUNDERS and (function := function_of(value)):
+                    yield node, str(name), function
 
 
 def overrides_eq(source: Source) -> Iterator[Hit]:
-    for node in source.new(*FUNCTIONS, ast.Assign):
-        dunder = _dunder(node)
-        why = _rigged(*dunder) if dunder else ""
-        if dunder and why:
-            name = dunder[0]
+    for node, name, function in _dunders(source):
+        why = _rigged(name, function)
+        if why:
             effect = EFFECT.get(name, "`assert result == expected` passes whatever the result is")
             yield Hit("overrides-eq", line(node), f"`{name}` {why}, so {effect}")
+    if source.is_test:
+        return
+    for node, dotted in source.references():
+        written = isinstance(getattr(node, "ctx", None), ast.Store | ast.Del)
+        patcher = under(dotted, ("unittest.mock.patch", "mock.patch"))
+        if under(dotted, STAND_INS) and not written and not patcher:
+            yield Hit(
+                "overrides-eq",
+                line(node),
+                f"{source.snippet(node)} in the code under test is a stand-in (a mock, `ANY`, "
+                "`approx`) that compares as it is told, not a result: compute the value",
+            )
 
 
 # --- swallows-errors --------------------------------------------------------------------
@@ -499,10 +459,11 @@ def swallows_errors(source: Source) -> Iterator[Hit]:
             )
 
 
-# --- silences-gate (the comments are read in policy.py) ---------------------------------
+# --- silences-gate (comments, names: textual.py; stubs, TYPE_CHECKING: checkers.py) ---
 
 
 def silences_gate(source: Source) -> Iterator[Hit]:
+    yield from type_checking_split(source)
     for node, name in source.references():
         if name in ("typing.no_type_check", "typing_extensions.no_type_check"):
             yield Hit(
@@ -538,36 +499,6 @@ def _compared(node: ast.AST, literals: Mapping[Key, str]) -> Iterator[ast.AST]:
         yield from (key for key in node.keys if key is not None)
 
 
-def telling_literals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Key]:
-    """The literals in a test's assertions, parametrize lists, and the values of the local
-    names its assertions use, that could single out a tested case: not 0, 1, -1, or a
-    string too short to tell."""
-    checks: list[ast.AST] = [n.test for n in ast.walk(function) if isinstance(n, ast.Assert)]
-    calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
-    checks += [c for c in calls if getattr(c.func, "attr", "").startswith("assert")]
-    checks += [d for d in function.decorator_list if "parametrize" in ast.unparse(d)]
-    used = {n.id for check in checks for n in ast.walk(check) if isinstance(n, ast.Name)}
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in used for t in node.targets
-        ):
-            checks.append(node.value)
-    for node in (node for check in checks for node in ast.walk(check)):
-        key = literal_key(node)
-        if key is not None and telling(key):
-            yield key
-
-
-def telling(key: Key) -> bool:
-    kind, value = key
-    if kind == "n":
-        return value not in (0.0, 1.0, -1.0)
-    if kind == "seq":
-        return isinstance(value, tuple) and len(value) > 0
-    text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-    return len(text.strip()) >= 2 and any(c.isalnum() for c in text)
-
-
 def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     """A return counts only under a condition that names a tested value (`if len(xs) > 2:`, a
     `case [4.0]:`): a base case under a general one (`if not numbers: return 0, 1`, the empty
@@ -575,7 +506,7 @@ def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     parent = source.parents.get(node)
     if isinstance(parent, ast.match_case):
         return True
-    if not isinstance(parent, ast.If):
+    if not isinstance(parent, ast.If) or base_case(source, parent.test):
         return False
     return any(literal_key(n) in source.literals for n in ast.walk(parent.test))
 
@@ -585,6 +516,8 @@ def special_cases_test(source: Source) -> Iterator[Hit]:
         return
     for node in source.new(ast.Compare, ast.match_case, ast.Return, ast.Dict):
         if isinstance(node, ast.Return) and not _guarded_by_a_test_value(node, source):
+            continue
+        if base_case(source, node):
             continue
         for literal in _compared(node, source.literals):
             test = source.literals.get(literal_key(literal) or ("", None))

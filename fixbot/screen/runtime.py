@@ -15,7 +15,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from fixbot.screen.rules import Hit, Source, line
+from fixbot.screen.source import Hit, Source, line, under
 
 RUNS_TEXT = frozenset({"exec", "eval", "compile"})
 # Run the text (or import the module) named by their first argument: fine for a literal only.
@@ -35,10 +35,19 @@ CODE_FROM_DATA = frozenset(
         *("types.FunctionType", "types.CodeType", "types.LambdaType"),
         *("importlib.util.module_from_spec", "marshal.loads", "marshal.load"),
         *("pickle.loads", "pickle.load", "pickle.Unpickler", "_pickle.loads", "dill.loads"),
-        *("cloudpickle.loads", "ctypes.pythonapi", "ctypes.memmove", "ctypes.memset"),
+        *("cloudpickle.loads", "ctypes", "_ctypes", "cffi", "_cffi_backend"),
     }
 )
 CODE_ATTRIBUTES = frozenset({"__code__", "__globals__", "__closure__", "__builtins__"})
+# A code object's own fields: read to find a caller by its code, written through `.replace`.
+CODE_OBJECT = frozenset(
+    {
+        *("co_code", "co_consts", "co_names", "co_varnames", "co_filename", "co_name"),
+        *("co_qualname", "co_firstlineno", "co_argcount", "co_flags", "co_freevars"),
+        *("co_cellvars", "co_linetable", "co_lnotab", "co_exceptiontable", "co_nlocals"),
+        *("co_stacksize", "co_posonlyargcount", "co_kwonlyargcount", "co_lines", "co_positions"),
+    }
+)
 
 
 def _literal_text(node: ast.AST | None) -> bool:
@@ -70,8 +79,8 @@ def runs_dynamic_code(source: Source) -> Iterator[Hit]:
             if call is not None and _literal_text(first):
                 continue  # a literal: screened as code (exec, eval, compile) or a module name
             what = "on text the screen cannot read" if call is not None else "as a value"
-        elif name in CODE_FROM_DATA:
-            what = "to make code from data"
+        elif under(name, CODE_FROM_DATA):
+            what = "to make code from data, or native code"
         else:
             continue
         yield Hit(
@@ -84,20 +93,18 @@ def runs_dynamic_code(source: Source) -> Iterator[Hit]:
 
 
 def _code_attributes(source: Source) -> Iterator[Hit]:
-    for node in source.new(ast.Assign, ast.AugAssign, ast.Call, ast.Subscript):
+    for node in source.new(ast.Attribute, ast.Call, ast.Subscript):
         if isinstance(node, ast.Call):
             func = source.name(node.func) or ""
-            names = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant)]
-            hit = func in ("setattr", "getattr") and any(
-                n in CODE_ATTRIBUTES or n in RUNS_TEXT | {"__import__"} for n in names
+            names = [source.folded(a) for a in node.args[1:2]]
+            hit = func in ("setattr", "getattr", "builtins.getattr") and any(
+                n in CODE_ATTRIBUTES | CODE_OBJECT or n in RUNS_TEXT | {"__import__"} for n in names
             )
         elif isinstance(node, ast.Subscript):
-            key = node.slice.value if isinstance(node.slice, ast.Constant) else None
-            hit = key in RUNS_TEXT | {"__import__"}
+            hit = source.folded(node.slice) in RUNS_TEXT | {"__import__"}
         else:
-            assert isinstance(node, ast.Assign | ast.AugAssign)
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            hit = any(isinstance(t, ast.Attribute) and t.attr in CODE_ATTRIBUTES for t in targets)
+            assert isinstance(node, ast.Attribute)
+            hit = node.attr in CODE_ATTRIBUTES | CODE_OBJECT
         if hit:
             yield Hit(
                 "runs-dynamic-code",
@@ -149,24 +156,24 @@ def reaches_pytest_internals(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
         if _machinery(name):
             yield _internals(source, node)
-    for found in source.new(ast.Import, ast.ImportFrom, ast.Constant, ast.Attribute):
+    for found in source.new(ast.Import, ast.ImportFrom, ast.Attribute):
         if isinstance(found, ast.Import | ast.ImportFrom):
             modules = [a.name for a in found.names] if isinstance(found, ast.Import) else []
             modules += [found.module or ""] if isinstance(found, ast.ImportFrom) else []
             if any(m.split(".")[0] == "pluggy" for m in modules):
                 yield _internals(source, found)
-        elif isinstance(found, ast.Attribute):
-            if source.name(found) is None and (
-                found.attr in MACHINE_ATTRIBUTES or found.attr.startswith("pytest_")
-            ):
-                yield _internals(source, found)
-        elif (
-            isinstance(found, ast.Constant)
-            and isinstance(found.value, str)
-            and MACHINE_STRING.fullmatch(found.value)
-            and not isinstance(source.parents.get(found), ast.Expr)  # a docstring
-        ):
+        elif isinstance(found, ast.Attribute) and _machine_attribute(source, found):
             yield _internals(source, found)
+    for spelled, text in source.strings():
+        docstring = isinstance(source.parents.get(spelled), ast.Expr)
+        if MACHINE_STRING.fullmatch(text) and not docstring:
+            yield _internals(source, spelled)
+
+
+def _machine_attribute(source: Source, node: ast.Attribute) -> bool:
+    """`x.pluginmanager`, `x.pytest_runtest_call` on an object the screen cannot name."""
+    machine = node.attr in MACHINE_ATTRIBUTES or node.attr.startswith("pytest_")
+    return machine and source.name(node) is None
 
 
 def _internals(source: Source, node: ast.AST) -> Hit:
@@ -185,11 +192,17 @@ HOOK_CALLS = frozenset(
         *("atexit.register", "sys.settrace", "sys.setprofile", "threading.settrace"),
         *("threading.setprofile", "threading.settrace_all_threads", "sys.addaudithook"),
         *("threading.setprofile_all_threads", "os.register_at_fork", "sys.set_asyncgen_hooks"),
-        *("gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.callbacks"),
-        *("faulthandler.enable", "faulthandler.register", "faulthandler.dump_traceback_later"),
-        *("sys.meta_path", "sys.path_hooks", "sys.monitoring", "sys.call_tracing"),
+        *("gc.callbacks", "faulthandler.enable", "faulthandler.register"),
+        *("faulthandler.dump_traceback_later", "sys.meta_path", "sys.path_hooks"),
+        *("sys.monitoring", "sys.call_tracing", "sys.path_importer_cache", "site.addsitedir"),
+        # finalizers, signal handlers (fixbot's per-test timeout is SIGALRM), codec lookups
+        *("weakref.finalize", "signal.signal", "signal.setitimer", "signal.alarm"),
+        *("signal.set_wakeup_fd", "threading._register_atexit", "codecs.register"),
+        *("sys.activate_stack_trampoline", "sys.remote_exec", "sys._settraceallthreads"),
+        *("sys._setprofileallthreads",),
     }
 )
+WEAK_CALLBACKS = frozenset({"weakref.ref", "weakref.proxy", "weakref.WeakMethod"})
 HOOK_SLOTS = frozenset(
     {
         *("sys.excepthook", "sys.unraisablehook", "sys.displayhook", "sys.breakpointhook"),
@@ -200,10 +213,17 @@ HOOK_SLOTS = frozenset(
 
 def hooks_the_interpreter(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
-        if any(name == h or name.startswith(h + ".") for h in HOOK_CALLS):
+        call = _called(source, node)
+        if under(name, HOOK_CALLS):
             yield _hook(source, node, f"`{name}`")
         elif name in HOOK_SLOTS and isinstance(getattr(node, "ctx", None), ast.Store):
             yield _hook(source, node, f"setting `{name}`")
+        elif name in WEAK_CALLBACKS and call is not None and len(call.args) >= 2:
+            yield _hook(source, node, f"`{name}` with a callback")
+    for function in source.new(ast.FunctionDef, ast.AsyncFunctionDef):
+        assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+        if function.name == "__del__" and function.lineno in source.added:
+            yield _hook(source, function, "a finalizer (`__del__`)")
     for assign in source.new(ast.Assign):
         assert isinstance(assign, ast.Assign)
         for target in assign.targets:
@@ -223,9 +243,14 @@ def _hook(source: Source, node: ast.AST, what: str) -> Hit:
 # --- reaches-sandbox-channels ---------------------------------------------------------------
 
 RAW_WRITES = frozenset(
-    {"os.write", "os.writev", "os.pwrite", "os.pwritev", "os.sendfile", "os.dup2", "socket.fromfd"}
+    {
+        *("os.write", "os.writev", "os.pwrite", "os.pwritev", "os.sendfile", "os.dup2"),
+        *("os.dup", "os.fdopen", "os.splice", "os.copy_file_range", "socket.fromfd"),
+        *("socket.socket.fromfd", "posix.write", "posix.dup2", "mmap.mmap", "fcntl.fcntl"),
+        *("fcntl.ioctl", "os.set_inheritable", "os.pipe", "os.mkfifo"),
+    }
 )
-OPENERS = frozenset({"open", "io.open", "io.FileIO", "os.fdopen"})  # given a number: a descriptor
+OPENERS = frozenset({"open", "io.open", "io.FileIO", "_io.FileIO", "_io.open", "os.fdopen"})
 CHANNEL = re.compile(
     r"/fixbot-[\w-]*|/proc/(?:self|thread-self|\d+|\{[^}]*\})/(?:fd|environ|mem|fdinfo)"
     r"|/dev/fd(?:/|\b)"
@@ -235,20 +260,48 @@ CHANNEL = re.compile(
 def reaches_sandbox_channels(source: Source) -> Iterator[Hit]:
     for node, name in source.references():
         call = _called(source, node)
-        numbered = call is not None and bool(call.args) and _is_int(call.args[0])
-        if name in RAW_WRITES or (name in OPENERS and numbered):
+        numbered = call is not None and bool(call.args) and _is_int(source, call.args[0])
+        keywords = [k.arg for k in (call.keywords if call else [])]
+        wrapped = name == "socket.socket" and (
+            "fileno" in keywords or (call is not None and len(call.args) >= 4)
+        )
+        if name in RAW_WRITES or (name in OPENERS and numbered) or wrapped:
             yield _channel(source, call or node, "writes to a raw file descriptor")
-    for literal in source.new(ast.Constant):
-        assert isinstance(literal, ast.Constant)
-        value = literal.value
-        if isinstance(value, str | bytes) and not isinstance(source.parents.get(literal), ast.Expr):
-            found = CHANNEL.search(value if isinstance(value, str) else value.decode("latin-1"))
+    for made in source.new(ast.Call):
+        assert isinstance(made, ast.Call)
+        for keyword in made.keywords:
+            kept = keyword.arg == "close_fds" and not _is_true(keyword.value)
+            if keyword.arg == "pass_fds" or kept:
+                yield _channel(source, made, "hands this process's descriptors to another")
+    for literal, text in source.strings():
+        if not isinstance(source.parents.get(literal), ast.Expr):
+            found = CHANNEL.search(text)
             if found:
                 yield _channel(source, literal, f"names {found.group()!r}")
 
 
-def _is_int(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, int)
+def _is_int(source: Source, node: ast.AST) -> bool:
+    """A descriptor number: an int literal, a name bound to one, or a number computed (`int(...)`,
+    arithmetic, a `.fileno()`): never a path, which is a string."""
+    if isinstance(node, ast.Name) and (bound := source.bound(node)) is not None:
+        node = bound
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _is_int(source, node.operand)
+    if isinstance(node, ast.BinOp):  # `+` joins strings too: a number only if a side is one
+        if isinstance(node.op, ast.Add | ast.Mod):
+            return _is_int(source, node.left) or _is_int(source, node.right)
+        return not isinstance(node.op, ast.Div)
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return called in ("int", "fileno", "len", "abs", "max", "min")
+    return False
+
+
+def _is_true(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _channel(source: Source, node: ast.AST, what: str) -> Hit:
@@ -256,8 +309,8 @@ def _channel(source: Source, node: ast.AST, what: str) -> Hit:
         "reaches-sandbox-channels",
         line(node),
         f"{source.snippet(node)} {what}: descriptors, /proc/self and fixbot's mounts "
-        "(/fixbot-out, /fixbot-env, /fixbot-harness) carry the verdict and the environment, "
-        "never the code under test's output",
+        "(/fixbot-out, /fixbot-env, /fixbot-harness, /fixbot-judge) carry the verdict and "
+        "the environment, never the code under test's output",
     )
 
 

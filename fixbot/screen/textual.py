@@ -10,18 +10,44 @@ from collections.abc import Iterator
 
 from fixbot.edits import FileChange
 from fixbot.screen.lines import split_lines
-from fixbot.screen.rules import Hit
+from fixbot.screen.source import Hit
 
 STARTUP_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py")
-GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml")
+# Modules Python imports at start-up whatever runs: a package of the name as much as a file.
+STARTUP_MODULES = ("sitecustomize", "usercustomize")
+GATE_CONFIGS = ("mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml", ".ignore")
+# Comments that silence a finding of the code: mypy's and ruff's silencers, mypy's inline
+# configuration, ruff's range suppressions (its disable and enable comments), isort's
+# whole-file and range switches (they hide an import-order finding). Layout switches
+# (`# fmt: skip`, `# isort: skip` on one line) only choose a layout; a fix may use them as the
+# project does.
 SILENCERS = re.compile(
-    r"#.*\b(type:\s*ignore|noqa|pyright:\s*ignore|mypy:\s*ignore-errors|ruff:\s*noqa)",
+    r"#.*\b(type:\s*ignore|noqa|pyright:\s*ignore|mypy:\s*[\w-]+|ruff:\s*noqa"
+    r"|ruff:\s*(?:disable|enable)|isort:\s*(?:skip_file|off|on)\b)",
     re.IGNORECASE,
 )
+# PEP 263: a coding declaration in a file's first two lines. Python decodes the file by it;
+# the screen, ruff and mypy read UTF-8, so any other codec (UTF-7 turns a comment of letters
+# into code) hides what runs from every one of them.
+CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+READ_AS_UTF8 = {"utf-8", "utf8", "utf_8", "utf-8-sig", "ascii", "us-ascii"}
+# Code Python runs that is not source: bytecode (an unchecked-hash .pyc is loaded whatever the
+# .py says), extension modules (imported before a .py of the same name).
+COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib")
 
 
 # Modules that would stand in for the test runner, its plugin system or fixbot's own plugin.
 RUNNER_MODULE = re.compile(r"(?:_?pytest|pluggy|fixbot_harness\w*)(?:\.pyi?)?")
+
+
+def _codings(text: str) -> dict[int, str]:
+    """line number -> the encoding a PEP 263 declaration in the first two lines names."""
+    found = {}
+    for number, line in enumerate(text.splitlines()[:2], 1):
+        match = CODING.match(line)
+        if match:
+            found[number] = match.group(1)
+    return found
 
 
 def name_hits(change: FileChange) -> Iterator[Hit]:
@@ -34,6 +60,25 @@ def name_hits(change: FileChange) -> Iterator[Hit]:
             f"writes a module named {runner}, which would be imported instead of pytest, "
             "pluggy or fixbot's test plugin: it changes how tests run, not the code under test",
         )
+    startup = next((p for p in change.path.split("/")[:-1] if p in STARTUP_MODULES), None)
+    if startup is not None and change.new is not None:
+        yield Hit(
+            "adds-pytest-hook",
+            0,
+            f"writes into a package named {startup}, which Python imports at start-up before "
+            "anything runs: it changes how every process starts, not the code under test",
+        )
+    if change.new is not None and name.endswith((".py", ".pyi")):
+        before = _codings(change.old or "")
+        for number, found in _codings(change.new).items():
+            if found not in before.values() and found.lower().replace("_", "-") not in READ_AS_UTF8:
+                yield Hit(
+                    "hides-code",
+                    number,
+                    f"declares the source encoding {found!r}: Python would decode the "
+                    "file by it while the screen, ruff and mypy read it as UTF-8, so what runs "
+                    "is not what they read; write the file in UTF-8",
+                )
     if name in STARTUP_FILES or name.endswith(".pth"):
         verb = "adds" if change.old is None else "changes"
         yield Hit(
@@ -46,8 +91,17 @@ def name_hits(change: FileChange) -> Iterator[Hit]:
         yield Hit(
             "silences-gate",
             0,
-            f"writes {name}, which configures the ruff or mypy gate; "
-            "fix the findings instead of reconfiguring the checker",
+            f"writes {name}, which configures the ruff or mypy gate (or tells it which files "
+            "to skip); fix the findings instead of reconfiguring the checker",
+        )
+    if change.new is not None and (
+        name.lower().endswith(COMPILED) or "__pycache__" in change.path.split("/")
+    ):
+        yield Hit(
+            "runs-dynamic-code",
+            0,
+            f"writes {change.path}, compiled code Python would run instead of (or beside) the "
+            "source, which no check can read; change the source",
         )
 
 

@@ -4,6 +4,10 @@ The snapshot is the committed tree at the pinned commit, exported once into a pr
 outside the user's repository (snapshot/git.py); every check gets its own copy or layer of it.
 Protected files (tests and their configuration, by glob) are recorded by SHA-256, put back
 before every check and compared after it.
+
+The gates read more than their root configuration: ruff follows a config's `extend` to another
+file, mypy imports the `plugins` its config names. The manifest protects those files of the
+repository (`fixbot.commands.gate_files`) as it protects the globs'.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+
+from fixbot.commands import gate_files
 
 
 @dataclass(frozen=True)
@@ -66,10 +72,16 @@ def unprotect(snapshot: Snapshot, paths: Iterable[str]) -> Snapshot:
 
 
 def protect(snapshot: Snapshot, globs: Iterable[str]) -> Snapshot:
-    """The snapshot with its manifest recorded for these protected globs."""
+    """The snapshot with its manifest recorded for these protected globs and the files the
+    gates' root configurations name."""
     globs = tuple(globs)
     tree = snapshot.tree
-    manifest = {rel: digest_of(tree / rel) for rel in _files(tree) if is_protected(rel, globs)}
+    named = set(gate_files(lambda rel: read_inside(tree, rel)))
+    manifest = {
+        rel: digest_of(tree / rel)
+        for rel in _files(tree)
+        if is_protected(rel, globs) or rel in named
+    }
     return replace(snapshot, manifest=manifest)
 
 

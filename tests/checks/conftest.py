@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.checks import harness
-from fixbot.checks.channel import Staged, Transport, stage_plugin
+from fixbot.checks.pytest import harness
+from fixbot.checks.pytest.channel import Staged, Transport, stage_plugin
 from fixbot.proc import Completed
 from fixbot.proc import run as run_command
 from fixbot.sandbox import BwrapSandbox, DockerSandbox, Limits, RunSpec, Sandbox
@@ -57,6 +57,10 @@ class DirectLauncher:
 
     def harness_path(self, staged: Staged) -> str:
         return str(staged.folder)
+
+    @property
+    def command_timeout(self) -> float:
+        return self.timeout
 
     def launch(
         self, argv: Sequence[str], *, env: Mapping[str, str], staged: Staged, fds: Sequence[int]

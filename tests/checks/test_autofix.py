@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixbot.checks import ruff_failing
-from fixbot.checkspec import CheckSpec, legacy_checks
+from fixbot.commands.spec import CheckSpec, legacy_checks
 from fixbot.records import CaseResult, CheckResult
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI

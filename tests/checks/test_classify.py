@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from fixbot.checks import classify, environment_cause, generated_paths, with_quarantine
-from fixbot.records import CaseResult, CheckResult
+from fixbot.checks import classify, generated_paths, imports_checked, with_quarantine
+from fixbot.checks.baseline import own_packages
+from fixbot.checks.classify import environment_cause, raised_outside
+from fixbot.errors import EnvironmentProblem
+from fixbot.records import CaseResult, CheckResult, EnvironmentRecord, PluginRecord
 
 FILES = ["calc.py", "pkg/__init__.py", "pkg/util.py", "tests/test_calc.py"]
 
@@ -210,3 +213,177 @@ def test_one_flapping_case_makes_its_whole_test_function_flaky() -> None:
     )
     assert mixed.kind == "code"
     assert set(mixed.quarantined) == {"t::coin[0]", "t::coin[1]"}
+
+
+# --- raised outside the repository --------------------------------------------------------
+
+SITE = "/fixbot-env/lib/python3.11/site-packages"
+RUNNER = [f"{SITE}/_pytest/runner.py", f"{SITE}/pluggy/_callers.py", f"{SITE}/_pytest/python.py"]
+TEST_FILE = "/workspace/tests/test_calc.py"
+BENCHMARK = PluginRecord(
+    dist="pytest_benchmark", version="5.2.3", names=["benchmark"], modules=["pytest_benchmark"]
+)
+NODEID = "tests/test_calc.py::test_speed"
+
+
+def raised(phase: str, frames: list[str], message: str, *, assertion: bool = False) -> CaseResult:
+    return CaseResult(
+        outcome="error" if phase != "call" else "failed",
+        message=message,
+        detail="",
+        nodeid=NODEID,
+        phase=phase,
+        frames=frames,
+        assertion=assertion,
+    )
+
+
+NODEID_ERROR = "AttributeError: 'Function' object has no attribute '_nodeid'"
+
+
+@pytest.mark.parametrize(
+    ("case", "named"),
+    [
+        (  # a plugin's fixture fails in setup: not one frame of the repository
+            raised("setup", [*RUNNER, f"{SITE}/pytest_benchmark/fixture.py"], NODEID_ERROR),
+            "the pytest plugin pytest_benchmark 5.2.3 (pytest_benchmark, site-packages) raised "
+            "in the test's setup",
+        ),
+        (  # in its teardown, inside a package that is no plugin
+            raised("teardown", [*RUNNER, f"{SITE}/freezegun/api.py"], "TypeError: x"),
+            "the installed package 'freezegun' (site-packages) raised in the test's teardown",
+        ),
+        (  # the test calls the plugin's fixture, which fails inside itself
+            raised("call", [*RUNNER, TEST_FILE, f"{SITE}/pytest_benchmark/fixture.py"], "X"),
+            "the pytest plugin pytest_benchmark 5.2.3 (pytest_benchmark, site-packages) raised "
+            "inside itself",
+        ),
+        (  # through a conftest.py: the tests' side, which the fix does not change
+            raised(
+                "call",
+                [
+                    *RUNNER,
+                    TEST_FILE,
+                    "/workspace/tests/conftest.py",
+                    f"{SITE}/pytest_benchmark/a.py",
+                ],
+                "X",
+            ),
+            "pytest_benchmark 5.2.3",
+        ),
+    ],
+    ids=["plugin fixture in setup", "library in teardown", "plugin in call", "via conftest"],
+)
+def test_an_error_raised_outside_the_repository_is_the_environments(
+    case: CaseResult, named: str
+) -> None:
+    assert named in raised_outside(case, [BENCHMARK])
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # The test calls the project's code, which raises inside a library: the code's.
+        raised("call", [*RUNNER, TEST_FILE, "/workspace/calc.py", f"{SITE}/yaml/__init__.py"], "E"),
+        # The plugin calls the project's code, which raises: the code's.
+        raised(
+            "call", [*RUNNER, TEST_FILE, f"{SITE}/pytest_benchmark/f.py", "/workspace/calc.py"], "E"
+        ),
+        # The plugin calls the project's code, which calls back into the plugin: the code's.
+        raised(
+            "call",
+            [
+                *RUNNER,
+                TEST_FILE,
+                f"{SITE}/pytest_benchmark/f.py",
+                "/workspace/calc.py",
+                f"{SITE}/pytest_benchmark/g.py",
+            ],
+            "E",
+        ),
+        # A plugin that judges the code (pytest-regressions' check, data_regression): a verdict.
+        raised("call", [*RUNNER, TEST_FILE, f"{SITE}/pytest_benchmark/f.py"], "E", assertion=True),
+        # Inside a library that is no plugin, in the call: the code may have passed it anything.
+        raised("call", [*RUNNER, TEST_FILE, f"{SITE}/yaml/__init__.py"], "E"),
+        # A fixture of the repository's own conftest.py fails in setup.
+        raised("setup", [*RUNNER, "/workspace/tests/conftest.py", f"{SITE}/yaml/__init__.py"], "E"),
+        # Some frames were left out: one of them may be the repository's.
+        raised("setup", [*RUNNER, "...", f"{SITE}/pytest_benchmark/fixture.py"], "E"),
+        # No frames at all (a record from before them).
+        CaseResult(outcome="error", message="E", detail=""),
+    ],
+    ids=[
+        "code into a library",
+        "plugin into code",
+        "code back into the plugin",
+        "a plugin's verdict",
+        "library in call",
+        "conftest fixture",
+        "frames left out",
+        "no frames",
+    ],
+)
+def test_a_failure_the_code_may_cause_is_never_the_environments(case: CaseResult) -> None:
+    assert raised_outside(case, [BENCHMARK]) == ""
+
+
+def test_a_plugin_fixture_error_is_quarantined_beside_a_code_failure_naming_the_plugin() -> None:
+    broken = raised("setup", [*RUNNER, f"{SITE}/pytest_benchmark/fixture.py"], NODEID_ERROR)
+    baseline = run(a=BUG)
+    baseline["tests"]["tests.test_calc::test_speed"] = broken
+    baseline["environment"] = EnvironmentRecord(
+        kind="project", python="3.11.7", pytest="9.0.3", pytest_from="", plugins=[BENCHMARK]
+    )
+    found = classify([baseline, baseline], FILES)
+    assert found.kind == "code"
+    reason = found.quarantined["tests.test_calc::test_speed"]
+    assert reason.startswith("environment: the pytest plugin pytest_benchmark 5.2.3")
+    assert "'_nodeid'" in reason and "a" not in found.quarantined
+    alone = run()
+    alone["tests"]["tests.test_calc::test_speed"] = broken
+    alone["environment"] = baseline["environment"]
+    escalated = classify([alone, alone], FILES)
+    assert escalated.kind == "environment" and "pytest_benchmark 5.2.3" in escalated.reason
+
+
+# --- the baseline's imports (checks/baseline.py) -------------------------------------------
+
+
+def test_the_projects_own_packages_are_its_folders_with_an_init_and_its_src_modules() -> None:
+    files = [
+        "setup.py",
+        "six.py",  # a vendored copy at the root: not the project's package
+        "pkg/__init__.py",
+        "pkg/sub/__init__.py",
+        "src/other/__init__.py",
+        "src/single.py",
+        "tests/__init__.py",
+        "docs/conf.py",
+    ]
+    assert own_packages(files) == {
+        "pkg": "pkg",
+        "other": "src/other",
+        "single": "src/single.py",
+        "tests": "tests",
+    }
+
+
+def test_imports_from_outside_are_named_and_the_project_from_elsewhere_is_refused() -> None:
+    base = run(a=BUG)
+    base["environment"] = EnvironmentRecord(
+        kind="shared", python="3.11.7", pytest="9.0.3", pytest_from="", plugins=[]
+    )
+    base["imports"] = {
+        "pkg": "/workspace/pkg/__init__.py",
+        "pytest": "/fixbot-env/lib/python3.11/site-packages/pytest/__init__.py",
+        "yaml": "/usr/lib/python3/dist-packages/yaml/__init__.py",
+    }
+    checked = imports_checked(base, FILES)
+    assert checked["environment"]["shadowed"] == [
+        "yaml: /usr/lib/python3/dist-packages/yaml/__init__.py"
+    ]
+    base["imports"]["pkg"] = "/fixbot-env/lib/python3.11/site-packages/pkg/__init__.py"
+    with pytest.raises(
+        EnvironmentProblem, match=r"'pkg' from /fixbot-env/.*the repository has pkg"
+    ):
+        imports_checked(base, FILES)

@@ -7,8 +7,7 @@ import os
 import subprocess
 import sys
 
-from fixbot.checks import harness
-from fixbot.checks.lines import canary_ids
+from fixbot.checks.pytest import harness
 from tests.checks.conftest import Suite, one_run, run_direct
 
 
@@ -73,7 +72,7 @@ def test_the_repository_collects_what_it_collects_without_the_plugin(suite: Suit
     expected = collect_only(suite)
     assert len(expected) == 5 and "tests/test_a.py::test_slow" not in expected
     one = one_run(suite)
-    canaries = list(canary_ids(one.report.run).values())
+    canaries = list(one.report.canaries.values())
     assert one.report.collected == [*expected, *canaries]  # same tests, same order, canaries last
     assert one.problems == []
     assert harness.decide(one, {}) == ("passed", [])
@@ -84,8 +83,10 @@ def test_canaries_are_fixbots_and_never_in_the_results(suite: Suite) -> None:
     result = run_direct(suite)
     assert result.status == "passed"
     assert list(result.tests) == ["test_one.py::test_one"]
-    assert result.canaries == {"integrity": "passed", "must_pass": "passed", "must_fail": "failed"}
-    assert "FAILED fixbot_canary_" in result.runs[-1].output  # pytest ran and reported them
+    assert result.canaries == {"integrity": "passed", "must_pass": "passed", "must_fail": "xfailed"}
+    assert "1 xfailed" in result.runs[-1].output  # pytest ran and reported them: the must-fail
+    assert result.runs[-1].returncode == 0  # canary is a strict xfail, so the exit status is the
+    # repository's own
 
 
 def test_a_repository_with_no_tests_is_still_no_tests(suite: Suite) -> None:

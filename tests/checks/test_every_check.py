@@ -8,7 +8,7 @@ import pytest
 
 from fixbot.checks import problems, reproduced, require_completed
 from fixbot.checks.part import Part, aggregate, finding_part
-from fixbot.checkspec import CheckSpec
+from fixbot.commands.spec import CheckSpec
 from fixbot.errors import EnvironmentProblem
 from fixbot.proc import Completed
 from fixbot.records import CaseResult, CheckRun, Finding

@@ -11,10 +11,17 @@ from pathlib import Path
 import pytest
 
 from fixbot import proc
-from fixbot.checks import parse_mypy, parse_ruff, parse_ruff_format, run_suite
-from fixbot.checks.findings import read_mypy, read_ruff, read_ruff_format
+from fixbot.checks.findings import (
+    parse_mypy,
+    parse_ruff,
+    parse_ruff_format,
+    read_mypy,
+    read_ruff,
+    read_ruff_format,
+)
+from fixbot.checks.suite import run_suite
 from fixbot.checks.tools import mypy_config, ruff_config, tool_argv
-from fixbot.checkspec import CheckSpec
+from fixbot.commands.spec import CheckSpec
 from fixbot.proc import Completed
 from fixbot.sandbox import PREPARED, WORKSPACE, BwrapSandbox, Limits
 
@@ -71,6 +78,16 @@ def test_a_config_the_check_names_itself_is_kept() -> None:
     assert argv[-3:] == ["--config", "ci/ruff.toml", "."]
     inline = CheckSpec("lint", "ruff check --config 'lint.select=[\"E\"]' .", "ruff")
     assert "--config=ruff.toml" in tool_argv(inline, python="p", read=files({"ruff.toml": ""}))
+
+
+@pytest.mark.parametrize("spec", [LINT, FORMAT])
+def test_ruff_never_skips_what_an_ignore_file_names(spec: CheckSpec) -> None:
+    """ruff honours `.gitignore`, `.ignore` and git's excludes even with --isolated or a
+    --config; fixbot turns that off, whatever the check asks."""
+    asked = CheckSpec(spec.name, f"{spec.run} --respect-gitignore", spec.kind)
+    for argv in (tool_argv(spec, python="p", read=files({})), tool_argv(asked, python="p",
+                 read=files({"ruff.toml": ""}))):  # fmt: skip
+        assert "--no-respect-gitignore" in argv and "--respect-gitignore" not in argv
 
 
 @pytest.mark.parametrize(
@@ -214,6 +231,7 @@ HOSTILE = {
     "pyproject.toml": "[tool.ruff]\nfix = true\n[tool.mypy]\nstrict = false\n",
     "pkg/__init__.py": "",
     "pkg/pyproject.toml": '[tool.ruff.lint]\nignore = ["ALL"]\n',  # a nested config
+    "pkg/.ignore": "mod.py\n",  # ruff honours it even with --isolated or --config
     "pkg/mod.py": "import os\n\n\ndef f() -> int:\n    return 'no'\n",
     # mypy imports psutil when it can: a top-level one in the workspace would run inside it
     "psutil.py": "import sys\nsys.stderr.write('PSUTIL RAN\\n')\nraise SystemExit(0)\n",
@@ -236,7 +254,8 @@ def test_the_gates_see_through_a_hostile_workspace(tmp_path: Path) -> None:
     parts = run_suite(BwrapSandbox(), workspace, [lint, types], limits=FAST)
     by_name = {p.run["name"]: p for p in parts}
     assert by_name["lint"].run["status"] == "failed", by_name["lint"].log_tail
-    assert "F401" in [f["code"] for f in by_name["lint"].findings]  # the nested ignore: unread
+    # the nested config is unread, and the .ignore file hides nothing
+    assert "F401" in [f["code"] for f in by_name["lint"].findings]
     assert by_name["types"].run["status"] == "failed", by_name["types"].log_tail
     assert [f["code"] for f in by_name["types"].findings] == ["return-value"]
     assert "PSUTIL RAN" not in by_name["types"].log_tail

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fixbot.checks.selection import as_rerun, failing_first, narrowed, node_id, positionals
-from fixbot.checkspec import CheckSpec
+from fixbot.commands.spec import CheckSpec
 from fixbot.records import CaseResult, CheckResult, CheckRun
 
 FILES = {"tests/test_calc.py", "pkg/tests/test_io.py", "test_top.py"}

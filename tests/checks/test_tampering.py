@@ -7,7 +7,7 @@ each attack below turns the failing test into a pass.
 
 from __future__ import annotations
 
-from fixbot.checks import harness
+from fixbot.checks.pytest import harness
 from fixbot.sandbox import BwrapSandbox
 from tests.checks.conftest import HarnessRun, Suite, run_boxed, run_direct
 
@@ -137,9 +137,41 @@ def test_patched_report_construction_is_caught(suite: Suite, harness_run: Harnes
     assert result.tests["test_calc.py::test_add"]["outcome"] == "passed"  # the lie...
     assert_tampered(  # ...and why it is not believed
         result,
-        "_pytest.reports.TestReport.from_item_and_call was replaced (now from <calc>)",
-        "fixbot's canary must_fail was reported passed",
+        "_pytest.reports.TestReport.from_item_and_call was replaced (by code claiming <calc>)",
         "test_calc.py::test_add raised AssertionError in call but its report says passed",
+        "::integrity raised AssertionError in call but its report says passed",
+    )
+
+
+# A replacement whose code object claims pytest's own file (and line), and one that drops the
+# failing call's exception before any report is made: neither passes for pytest's own code.
+CLAIMS_PYTESTS_FILE = """
+import types
+import _pytest.runner as runner
+
+_real = runner.CallInfo.from_call.__func__
+
+def _swallow(cls, func, when, reraise=None):
+    info = _real(cls, func, when, reraise)
+    if when == "call" and info.excinfo is not None:
+        return _real(cls, lambda: None, when, reraise)  # the failure's exception dropped
+    return info
+
+_code = _swallow.__code__.replace(co_filename=runner.__file__, co_firstlineno=340)
+_forged = types.FunctionType(_code, _swallow.__globals__, "from_call", None, _swallow.__closure__)
+runner.CallInfo.from_call = classmethod(_forged)
+"""
+
+
+def test_a_replacement_claiming_pytests_own_file_is_caught(suite: Suite) -> None:
+    """Trust by file name would let this through; identities and code objects do not."""
+    plant(suite, CLAIMS_PYTESTS_FILE)
+    result = run_direct(suite)
+    assert result.tests["test_calc.py::test_add"]["outcome"] == "passed"  # the lie...
+    assert_tampered(
+        result,
+        "_pytest.runner.CallInfo.from_call was replaced (by code claiming",
+        "/_pytest/runner.py)",
     )
 
 
@@ -150,7 +182,7 @@ def test_patching_with_a_mock_is_caught(suite: Suite) -> None:
     assert_tampered(
         result,
         "_pytest.reports.TestReport.from_item_and_call was replaced",
-        "fixbot's canary must_fail was reported passed",
+        "test_calc.py::test_add raised AssertionError in call but its report says passed",
     )
 
 
@@ -161,9 +193,9 @@ def test_a_hookwrapper_registered_by_the_candidate_is_caught(suite: Suite) -> No
     assert_tampered(
         result,
         "pytest_runtest_makereport is implemented by",
-        "calc.py (plugin 'lenient'), which is not a conftest.py or a configured plugin",
+        "calc.py) (plugin 'lenient'), which is not a conftest.py or a configured plugin",
         "test_calc.py::test_add's call report was made failed and logged passed",
-        "fixbot's canary must_fail was reported passed",
+        "::integrity's call report was made failed and logged passed",
     )
 
 
@@ -174,7 +206,7 @@ def test_a_patched_terminal_reporter_is_caught(suite: Suite) -> None:
     assert_tampered(
         result,
         "_pytest.terminal.TerminalReporter.build_summary_stats_line was replaced",
-        "the terminal summary says 0 failed where the report channel says 3",
+        "the terminal summary says 0 failed where the report channel says 2",
     )
 
 
@@ -196,20 +228,15 @@ for _name in os.listdir("/proc/self/fd"):
             pass
 """
 
-# Knows the protocol: takes the run's token from /proc/self/environ and the plugin's own
-# sequence counter, and writes a passing result while the failing test runs.
+# Knows the protocol: writes with the plugin's own writer (its token and sequence counter are in
+# the writer's closure), a passing result while the failing test runs.
 INFORMED_FORGER = """
-import json, os, sys
+import sys
 
 def _forge():
-    environ = open("/proc/self/environ").read().split("\\0")
-    run = dict(kv.split("=", 1) for kv in environ if "=" in kv)["FIXBOT_HARNESS_RUN"]
     plugin = next(m for n, m in sys.modules.items() if n.startswith("fixbot_harness_"))
-    channel = plugin._channel
-    line = {"k": "result", "run": run, "seq": channel.seq, "nodeid": "test_calc.py::test_add",
-            "outcome": "passed", "message": "", "detail": "", "categories": ["passed"]}
-    channel.seq += 1
-    os.write(channel.fd, (json.dumps(line) + "\\n").encode())
+    plugin._emit("result", nodeid="test_calc.py::test_add", outcome="passed", message="",
+                 detail="", categories=["passed"])
 
 def add(a, b):
     _forge()
@@ -222,8 +249,8 @@ import sys
 
 def _rewrite():
     plugin = next(m for n, m in sys.modules.items() if n.startswith("fixbot_harness_"))
-    channel = plugin._channel
-    emit = channel.emit
+    harness = plugin._harness
+    emit = harness.emit
 
     def lenient(kind, **fields):
         failed = fields.get("outcome") == "failed"
@@ -231,7 +258,7 @@ def _rewrite():
             fields.update(outcome="passed", message="", detail="", categories=["passed"])
         emit(kind, **fields)
 
-    channel.emit = lenient
+    harness.emit = lenient
 
 def add(a, b):
     _rewrite()
@@ -254,7 +281,7 @@ def test_a_forger_that_knows_the_token_and_sequence_is_caught_by_the_duplicate(
     assert_tampered(
         result,
         "test_calc.py::test_add was reported twice",
-        "pytest counted 2 failures where the per-test results have 1",
+        "the test report disagrees with pytest's exit status: 1, no failure",
     )
 
 
@@ -264,9 +291,9 @@ def test_a_candidate_rewriting_the_plugins_own_lines_is_caught(suite: Suite) -> 
     assert result.tests["test_calc.py::test_add"]["outcome"] == "passed"  # the rewritten line
     assert_tampered(
         result,
-        "channel.emit was added (now from",
+        "harness.emit was replaced (by code claiming",
         # test_add and the integrity canary, which found the rewriter
-        "pytest's own tally says 3 failed where the per-test results have 2",
+        "pytest's own tally says 2 failed where the per-test results have 1",
     )
 
 
@@ -305,7 +332,7 @@ def test_an_honest_failure_is_not_called_tampering(suite: Suite) -> None:
     result = run_direct(suite)
     assert result.status == "tests_failed" and result.problems == []
     assert set(result.tests) == {"test_calc.py::test_add", "test_calc.py::test_other"}
-    assert result.canaries == {"integrity": "passed", "must_pass": "passed", "must_fail": "failed"}
+    assert result.canaries == {"integrity": "passed", "must_pass": "passed", "must_fail": "xfailed"}
 
 
 def test_an_honest_fix_passes(suite: Suite) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from fixbot import proc
 from fixbot.checks.unittests import read_unittest, unittest_argv
-from fixbot.checkspec import CheckSpec
+from fixbot.commands.spec import CheckSpec
 from fixbot.proc import Completed
 
 SPEC = CheckSpec("unit", "python -m unittest discover -s tests -t .", "unittest")

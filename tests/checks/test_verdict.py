@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import pytest
 
 from fixbot import records
-from fixbot.checks import new_findings, problems, require_completed
-from fixbot.checks.verdict import TAMPERED
+from fixbot.checks import problems, require_completed
+from fixbot.checks.verdict import TAMPERED, new_findings
 from fixbot.errors import EnvironmentProblem
 from fixbot.records import CheckResult, Finding
 

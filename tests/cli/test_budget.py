@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from fixbot.config import Config, Price
-from fixbot.loop import dollars, price_for, unpriced
+from fixbot.loop import unpriced
+from fixbot.loop.budget import dollars, price_for
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD, wrong

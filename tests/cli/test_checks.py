@@ -60,7 +60,11 @@ def test_a_build_red_only_on_ruff_is_fixed(tmp_path: Path, run_fixbot: RunFixbot
     assert "F821" in evidence["baseline"]["tests"]["check: lint"]["message"]
     assert statuses(evidence["verification"]) == {"lint": "passed", "tests": "passed"}
     assert len(server.requests) == 1  # ruff's own fixes had nothing for F821
-    assert "check: lint" in server.requests[0]["messages"][-1]["content"]
+    # The first ask names the check and shows its finding: the evidence, not a guess.
+    task = server.requests[0]["messages"][-1]["content"]
+    assert task.startswith("`app.py` has a bug: the check below fails because of it.")
+    assert "check: lint\n    ruff: 1 finding: app.py:2 F821 Undefined name `sys`\n" in task
+    assert "    app.py:2: F821 Undefined name `sys`\n" in task
     report = (run.out / "report.md").read_text()
     assert "### Checks" in report and "| `lint` | ruff | failed: 1 finding" in report
 
@@ -82,6 +86,41 @@ def test_a_build_red_only_on_mypy_is_fixed(tmp_path: Path, run_fixbot: RunFixbot
     assert statuses(run.evidence["baseline"]) == {"types": "failed", "tests": "passed"}
     assert statuses(run.evidence["verification"]) == {"types": "passed", "tests": "passed"}
     assert [f["code"] for f in run.evidence["baseline"]["findings"]] == ["return-value"]
+    task = server.requests[0]["messages"][-1]["content"]
+    found = 'typed.py:2: return-value Incompatible return value type (got "int", expected "str")'
+    assert found in task
+
+
+# A command check that prints a long log, then fails: the tail of its output says why.
+SMOKE = (
+    "from app import double\n\n"
+    "for step in range(2000):\n    print(f'warming up {step}')\n"
+    "assert double(3) == 6, 'smoke: double(3) must be 6 (smoke-41d2)'\n"
+)
+
+
+def test_a_failing_command_check_is_asked_with_its_output_tail(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    config = (
+        "checks:\n  - {name: smoke, run: python smoke.py}\n"
+        "  - {name: tests, run: python -m pytest}\nprotected_paths: [smoke.py]\n"
+    )
+    app = APP.replace("2 * x", "2 + x")  # double(2) is still 4: only the smoke check fails
+    files = {".fixbot.yml": config, "app.py": app, "smoke.py": SMOKE}
+    repo = repo_of(tmp_path, {**files, "tests/test_app.py": APP_TESTS})
+    fix = reply(
+        "--- a/app.py\n+++ b/app.py\n@@ -5,2 +5,2 @@\n def double(x):\n"
+        "-    return 2 + x\n+    return 2 * x\n"
+    )
+    with ScriptedOpenAI([fix]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    assert statuses(run.evidence["baseline"]) == {"smoke": "failed", "tests": "passed"}
+    task = server.requests[0]["messages"][-1]["content"]
+    assert "command: python smoke.py\n    exit code 1\n" in task
+    assert "AssertionError: smoke: double(3) must be 6 (smoke-41d2)" in task  # the tail
+    assert "warming up 1000" not in task  # the middle of its log elided
 
 
 def test_a_ruff_fixable_build_is_fixed_with_zero_tokens(

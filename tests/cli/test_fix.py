@@ -127,6 +127,25 @@ def test_fixed_at_first_attempt(tmp_path: Path, run_fixbot: RunFixbot) -> None:
     assert API_KEY not in (repo / ".fixbot" / "state.db").read_bytes().decode("latin-1")
 
 
+def test_a_placeholder_key_leaves_the_outputs_intact_and_says_so(
+    tmp_path: Path, run_fixbot: RunFixbot
+) -> None:
+    """The README's local setup (OPENAI_API_KEY=local, model fixbot-local): the key is no
+    secret, so neither the model's name nor any other `local` is redacted, and the evidence
+    names the variable that was not treated as one."""
+    repo = make_repo(tmp_path / "repo")
+    env = {"OPENAI_API_KEY": "local", "FIXBOT_MODEL": "fixbot-local"}
+    with ScriptedOpenAI([GOOD]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url, env=env)
+    assert run.code == 0, run.stderr
+    assert run.evidence["not_secrets"] == ["OPENAI_API_KEY"]
+    report = (run.out / "report.md").read_text()
+    assert "fixbot-local" in report and "[redacted" not in report
+    assert "Not redacted: `OPENAI_API_KEY` holds a placeholder" in report
+    assert all(a["model"] == "fixbot-local" for a in run.evidence["attempts"])
+    assert "[redacted" not in (run.out / "evidence.json").read_text()
+
+
 def test_wrong_then_right_feeds_back_the_failure(tmp_path: Path, run_fixbot: RunFixbot) -> None:
     repo = make_repo(tmp_path / "repo", REPAIRS)  # the retry is a repair, with the feedback
     with ScriptedOpenAI([wrong(1), GOOD]) as server:
@@ -157,9 +176,11 @@ def test_a_whole_file_reply_that_also_rewrites_the_test_is_fixed_without_the_tes
     prompt = server.requests[0]["messages"][-1]["content"]
     assert prompt.startswith(
         "`calc.py` has a bug; the tests `tests.test_calc::test_mean`, "
-        "`tests.test_calc::test_mean_single` fail. "
-        "Reply with the complete corrected `calc.py` in one ```python block.\n"
+        "`tests.test_calc::test_mean_single` fail:\n\n```text\ntests.test_calc::test_mean\n"
+        "    failed at tests/test_calc.py:9: assert mean([1.0, 2.0, 3.0]) == 2.0\n"
+        "    assert 1.5 == 2.0\n"
     )
+    assert prompt.index("Reply with the complete corrected `calc.py` in one ```python block.\n")
     assert server.requests[0]["temperature"] == 0.0
     assert_untouched(repo)
 

@@ -16,10 +16,11 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from fixbot.config import load_config
-from fixbot.llm import OpenAIModel
+from fixbot.model.client import OpenAIModel
 from fixbot.proc import Completed
 from fixbot.report import render_markdown
-from fixbot.runs import Clients, FixRequest, run_fix
+from fixbot.runs import FixRequest, run_fix
+from fixbot.runs.clients import Clients
 from fixbot.sandbox import BwrapSandbox, RunSpec
 from fixbot.snapshot import pin_commit
 from tests.conftest import RunFixbot, git, make_repo, read_example

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from fixbot import cli
-from fixbot.report import FixResult, run_path
+from fixbot.report import FixResult
+from fixbot.report.markdown import run_path
 from tests.conftest import API_KEY, RunFixbot, docker_or_skip, make_repo
 from tests.fake_openai import Fail, ScriptedOpenAI
 from tests.fakes import GOOD, wrong

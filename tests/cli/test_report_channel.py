@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from fixbot.checks.verdict import TAMPERED
+from fixbot.model.window import DEFAULT_CONTEXT_TOKENS, estimate_tokens
 from fixbot.records import DETAIL_CAP
 from tests.conftest import RunFixbot, docker_or_skip, make_repo, read_example
 from tests.fake_openai import ScriptedOpenAI
@@ -80,25 +81,32 @@ def test_a_bug_that_hangs_is_a_failing_test_and_is_fixed(
         assert "calc.py" in spun["detail"] and "in mean" in spun["detail"], spun["detail"]
     assert baseline["tests"]["tests.test_calc::test_add"]["outcome"] == "passed"
     (asked,) = server.requests  # the model was asked, once
-    # The first ask is the short one-shot prompt: the hung tests by id and calc.py whole (the
-    # tests' "timed out" messages are shown from a retry on, as the evidence above has them).
-    assert asked["messages"][-1]["content"].startswith(
+    # The first ask is the short one-shot prompt: the hung tests by id, what they said (the
+    # "timed out" messages, as the evidence above has them) and calc.py whole.
+    task = asked["messages"][-1]["content"]
+    assert task.startswith(
         "`calc.py` has a bug; the tests `tests.test_calc::test_mean`, "
-        "`tests.test_calc::test_mean_single` fail."
+        "`tests.test_calc::test_mean_single` fail:"
     )
+    assert f"\n    timed out after {PER_TEST_TIMEOUT:g} s (in call)\n" in task
     assert evidence["verification"]["status"] == "passed"
     assert "+        index += 1" in (run.out / "fix.diff").read_text()
 
 
 # --- a test that floods ----------------------------------------------------------------------
 
-FLOODS = read_example("tests/test_calc.py").replace(
-    "def test_mean() -> None:\n",
-    "def test_mean() -> None:\n    for _ in range(10 * 1024):\n        print('y' * 1023)\n",
+FLOOD_MESSAGE = "the mean of 1, 2 and 3 is 2 (flood-7c1e)"
+FLOODS = (
+    read_example("tests/test_calc.py")
+    .replace(
+        "def test_mean() -> None:\n",
+        "def test_mean() -> None:\n    for _ in range(10 * 1024):\n        print('y' * 1023)\n",
+    )
+    .replace("== 2.0\n", f"== 2.0, {FLOOD_MESSAGE!r}\n")
 )
 
 
-def test_a_failing_test_that_prints_ten_megabytes_is_fixed(
+def test_a_test_that_prints_ten_megabytes_then_fails_is_asked_with_its_message_and_fixed(
     tmp_path: Path, run_fixbot: RunFixbot, backend: str
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"tests/test_calc.py": FLOODS, ".fixbot.yml": OFF})
@@ -114,6 +122,18 @@ def test_a_failing_test_that_prints_ten_megabytes_is_fixed(
     assert len(flooded["detail"]) <= DETAIL_CAP + 100  # the report carries no captured output
     assert len(server.requests) == 1
     assert evidence["verification"]["status"] == "passed"
+    # The first ask carries the evidence a user would paste: the assertion that failed, its
+    # message and the values pytest compared; none of the 10 MB, and within the window.
+    (asked,) = server.requests
+    task = asked["messages"][-1]["content"]
+    assert task.startswith("`calc.py` has a bug; the tests `tests.test_calc::test_mean`")
+    assert f"AssertionError: {FLOOD_MESSAGE}" in task
+    failed_at = "failed at tests/test_calc.py:11: assert mean([1.0, 2.0, 3.0]) == 2.0, "
+    assert f"{failed_at}'{FLOOD_MESSAGE}'" in task
+    assert "assert 1.5 == 2.0" in task
+    assert "y" * 100 not in task
+    prompt = sum(estimate_tokens(m["content"]) for m in asked["messages"])
+    assert prompt + asked["max_tokens"] <= DEFAULT_CONTEXT_TOKENS
 
 
 # --- candidates that lie to the report --------------------------------------------------------
@@ -165,24 +185,18 @@ EXEC = _after_imports(
     f'exec(bytes.fromhex("{LENIENT.encode().hex()}"))', "Failures are only a matter of opinion."
 )
 
-# Knows the protocol: the run's token from /proc/self/environ, the sequence from the plugin.
+# Knows the protocol: writes with the plugin's own writer (its token and sequence are in the
+# writer's closure), a passing result for each failing test.
 INFORMED = _after_imports(
     """
-import json
 import sys
 
 
 def _forge() -> None:
-    pairs = open("/proc/self/environ").read().split("\\0")
-    run = dict(kv.split("=", 1) for kv in pairs if "=" in kv)["FIXBOT_HARNESS_RUN"]
     plugin = next(m for n, m in sys.modules.items() if n.startswith("fixbot_harness_"))
-    channel = plugin._channel
     for test in ("test_mean", "test_mean_single"):
-        line = {"k": "result", "run": run, "seq": channel.seq, "outcome": "passed",
-                "nodeid": f"tests/test_calc.py::{test}", "message": "", "detail": "",
-                "categories": ["passed"]}
-        channel.seq += 1
-        os.write(channel.fd, (json.dumps(line) + "\\n").encode())
+        plugin._emit("result", outcome="passed", nodeid=f"tests/test_calc.py::{test}",
+                     message="", detail="", categories=["passed"])
 
 
 _forge()
@@ -205,8 +219,9 @@ def test_candidates_that_lie_to_the_report_are_refused_and_the_real_fix_ships(
     expected = {
         1: ["a report line was not written by fixbot's plugin"],
         2: [
-            "_pytest.reports.TestReport.from_item_and_call was replaced (now from <string>)",
-            "fixbot's canary must_fail was reported passed",
+            "_pytest.reports.TestReport.from_item_and_call was replaced (by code claiming "
+            "<string>)",
+            "::integrity raised AssertionError in call but its report says passed",
             "raised AssertionError in call but its report says passed",
         ],
         3: ["tests/test_calc.py::test_mean was reported twice"],
@@ -255,7 +270,7 @@ def test_fixbot_verify_refuses_a_forged_bundle_whose_diff_lies(
     assert outcome["holds"] is False
     assert TAMPERED in outcome["problems"]
     named = "\n".join(outcome["problems"])
-    assert "tampering: fixbot's canary must_fail was reported passed" in named
+    assert "raised AssertionError in call but its report says passed" in named
 
 
 LENIENT_CONFTEST = """
@@ -284,5 +299,5 @@ def test_a_repository_that_lies_to_pytest_itself_is_an_environment_error(
     assert server.requests == []
     reason = run.evidence["reason"]
     assert "the baseline test run's report was inconsistent with pytest's own" in reason
-    assert "fixbot's canary must_fail was reported passed" in reason
+    assert "test_mean raised AssertionError in call but its report says passed" in reason
     assert json.loads(run.stdout)["status"] == "error"

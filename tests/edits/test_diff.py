@@ -32,12 +32,12 @@ from fixbot.edits import (
     DiffRejected,
     FileChange,
     Patch,
-    extract_diff,
     parse_reply,
     plan_patch,
     render_diff,
     write_changes,
 )
+from fixbot.edits.fences import extract_diff
 
 CASES = Path(__file__).parent / "cases"
 CASE_NAMES = sorted(case.name for case in CASES.iterdir() if case.is_dir())

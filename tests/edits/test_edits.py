@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.edits import DiffRejected, parse_edits, plan_patch
+from fixbot.edits import DiffRejected, plan_patch
+from fixbot.edits.reply import parse_edits
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 

@@ -17,7 +17,8 @@ import pytest
 from fixbot import log, proc
 from fixbot.edits import FileChange, render_diff
 from fixbot.forge import Publisher
-from fixbot.forge.github import ActionEnv, FixJob, connect, retry_policy, run_action
+from fixbot.forge.github import ActionEnv, FixJob, connect, run_action
+from fixbot.forge.github.client import retry_policy
 from fixbot.report import FixResult
 from tests.fake_github import FakeGitHub, make_origin
 

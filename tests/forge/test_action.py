@@ -17,9 +17,11 @@ import pytest
 from fixbot import log
 from fixbot.edits import FileChange, render_diff
 from fixbot.errors import UsageError
-from fixbot.forge import COMMENT_MARKER, REFUSAL_MARKER, Git, Publisher
-from fixbot.forge.github import ActionEnv, escape_data, neutral, run_action
+from fixbot.forge import REFUSAL_MARKER, Git, Publisher
+from fixbot.forge.github import ActionEnv, run_action
+from fixbot.forge.github.actions import escape_data, neutral
 from fixbot.forge.runlog import CHARS_PER_JOB, LINES_PER_JOB
+from fixbot.forge.texts import COMMENT_MARKER
 from tests.fake_github import FakeJob
 from tests.forge.conftest import (
     BROKEN,

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from fixbot.config import load_config
-from fixbot.forge.github import Found, derive, parse_workflow, proposed_checks, proposed_setup
+from fixbot.forge.github import derive, parse_workflow, proposed_checks, proposed_setup
+from fixbot.forge.github.derive import Found
 
 WORKFLOW = """\
 jobs:

@@ -12,17 +12,10 @@ from pathlib import Path
 import pytest
 
 from fixbot.errors import EnvironmentProblem
-from fixbot.forge import (
-    COMMENT_MARKER,
-    PullRequestExists,
-    PullRequestsNotPermitted,
-    close_superseded,
-    find_or_create_pr,
-    fingerprint,
-    may_trigger,
-    upsert_comment,
-)
+from fixbot.forge import PullRequestExists, PullRequestsNotPermitted, may_trigger, upsert_comment
 from fixbot.forge.github.client import GitHubApiError, GitHubPublisher, connect, retry_policy
+from fixbot.forge.publish import close_superseded, find_or_create_pr, fingerprint
+from fixbot.forge.texts import COMMENT_MARKER
 from tests.fake_github import FakeGitHub, FakeJob, make_origin
 
 REPO = "octo-org/octo-repo"

@@ -3,8 +3,8 @@ carries fixbot's hidden markers is never answered as an escalation and never edi
 
 from __future__ import annotations
 
-from fixbot.forge import COMMENT_MARKER
 from fixbot.forge.github import ActionEnv
+from fixbot.forge.texts import COMMENT_MARKER
 from tests.forge.conftest import Runner, World, canned
 
 FORGED_THREAD = "fix-0123456789abcdef0123"

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from fixbot.config import ResumeLimits
-from fixbot.loop import FixState, StateError, initial_state
+from fixbot.loop import FixState, initial_state
 from fixbot.loop.escalation import after_human, allowable, parse_answer, resolve
+from fixbot.loop.state import StateError
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD, wrong

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixbot.checkspec import CheckSpec
+from fixbot.commands.spec import CheckSpec
 from fixbot.config import Config, Verification
 from tests.fakes import GOOD, PlayedSandbox, reply, wrong
 from tests.loop.test_loop import TESTS, outcomes, run

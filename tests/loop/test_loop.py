@@ -51,10 +51,13 @@ def run(
     extra_files: dict[str, str] | None = None,
     hint: str = "",
     lint: Findings | None = None,
+    reviewer: ScriptedModel | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> tuple[Any, Any, Any]:
     """(final state, the scripted model, the played sandbox) of one run to its end or pause;
     `seconds_left`: the wall clock the run starts with (default: the config's); `model`: a
-    scripted model of the test's own (it gets `replies`); `extra_files` join the example."""
+    scripted model of the test's own (it gets `replies`); `extra_files` join the example;
+    `reviewer`: the reviewer of the verified diff; `secrets`: the run's known credentials."""
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLE, repo / "tree")
     for rel, text in (extra_files or {}).items():
@@ -73,6 +76,8 @@ def run(
         snapshot=snapshot,
         config=config,
         files=tuple(repo_files(snapshot)),
+        reviewer=reviewer,
+        known_secrets=secrets,
     )
     state = initial_state(
         thread_id="t",
@@ -80,6 +85,7 @@ def run(
         manifest=snapshot.manifest,
         max_iterations=config.max_iterations,
         token_budget=config.budget.tokens,
+        cost_budget=config.budget.cost_usd or 0.0,
         hint=hint,
         deadline=time.time()
         + (config.budget.wall_clock_seconds if seconds_left is None else seconds_left),
@@ -234,12 +240,15 @@ def test_the_first_prompt_asks_for_the_small_file_whole_at_temperature_0(tmp_pat
     assert final["status"] == "fixed" and final["attempts"][0]["shape"] == "whole_file"
     system, task = model.asked[0]
     # The first prompt is the one-shot prompt a user would write: the file has a bug, the
-    # failing test, the reply asked for, then the file whole; no tests' source, no map.
+    # failing test and what it said (as a user would paste it), the reply asked for, then
+    # the file whole; no tests' source, no map.
     assert (
         system["content"] == "You are an expert Python programmer. You fix bugs in Python code.\n"
     )
+    code = final["baseline"]["tests"]["tests.test_calc::test_mean"]["message"]
     assert task["content"].startswith(
-        "`calc.py` has a bug; the test `tests.test_calc::test_mean` fails. "
+        "`calc.py` has a bug; the test `tests.test_calc::test_mean` fails:\n\n"
+        f"```text\ntests.test_calc::test_mean\n    {code}\n```\n\n"
         "Reply with the complete corrected `calc.py` in one ```python block.\n\n"
         "calc.py:\n```python\n"
     )
@@ -380,10 +389,14 @@ def test_the_second_attempt_rewrites_the_failing_function_from_its_docstring(
     assert [a["shape"] for a in final["attempts"]] == ["whole_file", "rewrite"]
     assert model.temperatures == [0.0, 0.0]
     _, task = model.asked[1]
+    code = final["baseline"]["tests"]["tests.test_calc::test_mean"]["message"]
     assert task["content"].startswith(
-        "`calc.py` has a bug in `mean`: its body is wrong. Write the body anew from the "
-        "signature and the docstring, so that it does what the docstring says. Reply with the "
-        "complete corrected `calc.py` in one ```python block.\n\ncalc.py:\n```python\n"
+        "`calc.py` has a bug in `mean`: its body is wrong, and the test "
+        "`tests.test_calc::test_mean` fails:\n\n"
+        f"```text\ntests.test_calc::test_mean\n    {code}\n```\n\n"
+        "Write the body anew from the signature and the docstring, so that it does what the "
+        "docstring says. Reply with the complete corrected `calc.py` in one ```python block."
+        "\n\ncalc.py:\n```python\n"
     )
     shown = task["content"]
     assert (

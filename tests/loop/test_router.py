@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fixbot.loop import FixState, StateError, initial_state, validate
+from fixbot.loop import FixState, initial_state, validate
 from fixbot.loop.graph import (
     after_apply,
     after_autofix,
@@ -14,12 +14,28 @@ from fixbot.loop.graph import (
     after_generate,
     after_pick,
     after_reflect,
+    after_review,
     after_verify,
     recursion_limit,
     route,
 )
+from fixbot.loop.state import StateError
+from fixbot.records import Attempt, Review
 
 NOW = 1_000_000.0
+
+
+ATTEMPT_1 = Attempt(
+    number=1, model="m", temperature=0.0, round_size=1, reply="", prompt_tokens=1,
+    completion_tokens=1, cost_usd=0.0, diff="d", verdict="pass", problems=[], check=None,
+)  # fmt: skip
+
+
+def reviewed(number: int, verdict: Any) -> Review:
+    return Review(
+        attempt=number, model="r", verdict=verdict, reason="why", reply="", prompt_tokens=1,
+        completion_tokens=1, cost_usd=0.0,
+    )  # fmt: skip
 
 
 def state(**changes: Any) -> FixState:
@@ -94,6 +110,31 @@ def test_route_refuses_a_verdict_it_cannot_route(verdict: str) -> None:
         (after_apply, {"verdict": "rejected"}, "judge"),
         (after_verify, {"verdict": "pass"}, "minimize"),
         (after_verify, {"verdict": "fail"}, "escalate"),
+        (after_review, {"verdict": "pass", "attempts": [ATTEMPT_1]}, "finalize"),  # no reviewer
+        (
+            after_review,
+            {"verdict": "pass", "attempts": [ATTEMPT_1], "reviews": [reviewed(1, "none")]},
+            "finalize",
+        ),
+        (
+            after_review,
+            {"verdict": "pass", "attempts": [ATTEMPT_1], "reviews": [reviewed(1, "legitimate")]},
+            "finalize",
+        ),
+        (
+            after_review,
+            {"verdict": "pass", "attempts": [ATTEMPT_1], "reviews": [reviewed(1, "tampering")]},
+            "escalate",
+        ),
+        (
+            after_review,
+            {
+                "verdict": "pass",
+                "attempts": [ATTEMPT_1],
+                "reviews": [reviewed(1, "special-casing")],
+            },
+            "escalate",
+        ),
     ],
 )
 def test_small_routers(router: Any, changes: dict[str, Any], expected: str) -> None:

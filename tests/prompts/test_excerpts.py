@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from fixbot import prompts
+from fixbot.model.window import estimate_tokens
 from fixbot.prompts import excerpts as context
 from fixbot.prompts.failures import MESSAGE_FLOOR
+from fixbot.prompts.render import render
 from fixbot.records import CaseResult, CheckResult
-from fixbot.window import estimate_tokens
 
 BUDGET = 8000
 
@@ -45,7 +45,7 @@ def task_prompt(
     values = context.prompt_values(
         check, tree, files, protected={f: "" for f in files if "test" in f}, budget_tokens=budget
     )
-    text = prompts.render("task.j2", commit="0" * 40, hint="", ci_jobs=[], lessons=[], **values)
+    text = render("task.j2", commit="0" * 40, hint="", ci_jobs=[], lessons=[], **values)
     return text, values
 
 

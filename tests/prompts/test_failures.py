@@ -1,13 +1,15 @@
-"""What a small model is shown of a failure and asked to return: the line each test failed at,
-object addresses left out, the tests as the read-only specification, and the one small file
-under repair asked for whole."""
+"""What a small model is shown of a failure and asked to return: the line each test failed at
+and its evidence (head and tail), object addresses left out, the tests as the read-only
+specification, and the one small file under repair asked for whole."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from fixbot import prompts
-from fixbot.prompts.failures import assertion, cleaned
+from fixbot.model.window import estimate_tokens
+from fixbot.prompts.failures import EVIDENCE_LINES, assertion, cleaned, evidence
+from fixbot.records import CheckResult
 from tests.prompts.test_excerpts import check_of, write
 
 # pytest's traceback of a HumanEvalFix-shaped failure, as JUnit records it.
@@ -97,17 +99,13 @@ def test_two_source_files_named_ask_for_a_diff(tmp_path: Path) -> None:
     )
 
 
-def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
-    tmp_path: Path,
-) -> None:
-    files = write(
-        tmp_path,
-        {"solution.py": SOLUTION, "tests/test_solution.py": TEST, "meta.json": "{}"},
-    )
-    check = check_of({ID: (MESSAGE, DETAIL)})
-    messages = prompts.task_messages(
+def whole_file_ask(
+    tree: Path, files: list[str], check: CheckResult, ask: prompts.Ask, room_tokens: int = 5000
+) -> list[prompts.Message]:
+    """The conversation that asks for solution.py whole, as generate builds it."""
+    return prompts.task_messages(
         check,
-        tree=tmp_path,
+        tree=tree,
         files=files,
         manifest=PROTECTED,
         protected_globs=["tests/**"],
@@ -116,10 +114,20 @@ def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
         ci_jobs=[],
         lessons=[],
         budget_tokens=8000,
-        room_tokens=5000,
-        ask=prompts.Ask("whole_file", "solution.py"),
+        room_tokens=room_tokens,
+        ask=ask,
     )
-    system, user = messages
+
+
+def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
+    tmp_path: Path,
+) -> None:
+    files = write(
+        tmp_path,
+        {"solution.py": SOLUTION, "tests/test_solution.py": TEST, "meta.json": "{}"},
+    )
+    check = check_of({ID: (MESSAGE, DETAIL)})
+    system, user = whole_file_ask(tmp_path, files, check, prompts.Ask("whole_file", "solution.py"))
     text = user["content"]
     assert text.startswith("`solution.py` has a bug: the test below fails because of it.")
     assert "failed at tests/test_solution.py:9: assert has_close_elements(" in text
@@ -139,19 +147,8 @@ def test_the_whole_file_prompt_is_short_and_shows_what_the_tests_check(
         "Reply with the complete corrected `solution.py` in one ```python block."
     )
     assert "These paths are protected" not in system["content"]
-    short = prompts.task_messages(
-        check,
-        tree=tmp_path,
-        files=files,
-        manifest=PROTECTED,
-        protected_globs=["tests/**"],
-        commit="0" * 40,
-        hint="",
-        ci_jobs=[],
-        lessons=[],
-        budget_tokens=8000,
-        room_tokens=5000,
-        ask=prompts.Ask("whole_file", "solution.py", spec=False),
+    short = whole_file_ask(
+        tmp_path, files, check, prompts.Ask("whole_file", "solution.py", spec=False)
     )
     assert "What the tests check" not in short[1]["content"]  # the first prompt: shorter still
 
@@ -181,3 +178,65 @@ def test_a_retry_asked_afresh_has_no_reply_to_copy(tmp_path: Path) -> None:
     assert [m["role"] for m in fresh] == ["system", "user"]
     assert "my old reply" not in fresh[1]["content"]
     assert "## The last attempt\n\nAttempt 1 did not pass." in fresh[1]["content"]
+
+
+def short_ask(tmp_path: Path, check: CheckResult, room_tokens: int = 5000) -> str:
+    """The first whole-file ask (the short one) for solution.py."""
+    files = write(tmp_path, {"solution.py": SOLUTION, "tests/test_solution.py": TEST})
+    ask = prompts.Ask("whole_file", "solution.py", spec=False)
+    system, user = whole_file_ask(tmp_path, files, check, ask, room_tokens)
+    assert estimate_tokens(system["content"] + user["content"]) <= room_tokens
+    return user["content"]
+
+
+def test_the_short_ask_carries_the_assertion_and_the_values_pytest_printed(
+    tmp_path: Path,
+) -> None:
+    text = short_ask(tmp_path, check_of({ID: (MESSAGE, DETAIL)}))
+    assert text.startswith(
+        f"`solution.py` has a bug; the test `{ID}` fails:\n\n```text\n{ID}\n"
+        "    failed at tests/test_solution.py:9: "
+        "assert has_close_elements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05) == False\n"
+        "    assert True == False\n"
+        "     +  where True = has_close_elements([1.0, 2.0], 0.05)\n```\n\n"
+        "Reply with the complete corrected `solution.py` in one ```python block.\n\n"
+        "solution.py:\n```python\n"
+    )
+    assert "What the tests check" not in text and "def test_check" not in text  # still short
+
+
+def test_a_long_message_keeps_its_head_and_tail_and_the_ask_fits_a_small_window(
+    tmp_path: Path,
+) -> None:
+    lines = [f"E   line {n} of the comparison" for n in range(2_000)]
+    message = "AssertionError: the distinctive head\n" + "\n".join(lines) + "\nthe distinctive tail"
+    text = short_ask(tmp_path, check_of({ID: (message, DETAIL)}))
+    assert "the distinctive head" in text and "the distinctive tail" in text
+    assert "line 1000 of" not in text and "lines elided ...]" in text
+    shown = text.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    assert len(shown) <= 2 + EVIDENCE_LINES + 1  # the id, where it failed, a few lines
+    # A window with little room: the message gives way, the id and the file stay.
+    small = short_ask(tmp_path, check_of({ID: ("x" * 5_000, DETAIL)}), room_tokens=1_500)
+    assert f"\n{ID}\n" in small and "def has_close_elements" in small
+    assert "x" * 1_000 not in small and "x" * 100 in small
+
+
+COMMAND = "command: python smoke.py"
+OUTPUT = "\n".join([*(f"warming up {n}" for n in range(300)), "AssertionError: smoke fails"])
+
+
+def test_a_check_that_is_not_a_test_run_shows_its_output_tail_once() -> None:
+    check = check_of({COMMAND: ("exit code 1", OUTPUT)})
+    shown = evidence(COMMAND, check["tests"][COMMAND])
+    assert shown.startswith("exit code 1\nwarming up 0\n")
+    assert shown.endswith("warming up 299\nAssertionError: smoke fails")
+    assert "warming up 150" not in shown
+    (told,) = prompts.failing(check)  # the feedback: the same evidence, the log in full too
+    assert told["message"] == shown and told["detail"] == OUTPUT
+    # A short output is the evidence whole: the feedback does not repeat it.
+    few = check_of({"check: lint": ("ruff: 1 finding", "app.py:2: F821 Undefined name `sys`")})
+    (told,) = prompts.failing(few)
+    assert told["message"] == "ruff: 1 finding\napp.py:2: F821 Undefined name `sys`"
+    assert told["detail"] == ""
+    # A test's traceback is not its evidence: the message and the marked line say it.
+    assert evidence(ID, check_of({ID: (MESSAGE, DETAIL)})["tests"][ID]) == cleaned(MESSAGE)

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from fixbot.records import Attempt
-from fixbot.report import FixResult, mermaid, render_markdown, run_path
+from fixbot.records import Attempt, Review
+from fixbot.report import FixResult, render_markdown
+from fixbot.report.markdown import mermaid, run_path
 
 
 def attempt(number: int, verdict: Any) -> Attempt:
@@ -21,6 +22,19 @@ def attempt(number: int, verdict: Any) -> Attempt:
         verdict=verdict,
         problems=[],
         check=None,
+    )
+
+
+def review(number: int, verdict: Any, reason: str = "it fixes the count") -> Review:
+    return Review(
+        attempt=number,
+        model="scripted-reviewer",
+        verdict=verdict,
+        reason=reason,
+        reply="",
+        prompt_tokens=300,
+        completion_tokens=20,
+        cost_usd=0.0,
     )
 
 
@@ -99,6 +113,49 @@ def test_fail_reject_escalate_answer_pass() -> None:
                 "finalize: fixed",
             ],
         ),
+        (
+            # The reviewer found it legitimate: finalized.
+            FixResult(
+                status="fixed",
+                reason="",
+                attempts=[attempt(1, "pass")],
+                reviews=[review(1, "legitimate")],
+            ),
+            [
+                "baseline",
+                "generate 1",
+                "check 1: pass",
+                "verify: pass",
+                "review: legitimate",
+                "finalize: fixed",
+            ],
+        ),
+        (
+            # The reviewer blocked a verified pass; after an answer, attempt 2 passed and the
+            # reviewer gave no verdict, which blocks nothing.
+            FixResult(
+                status="fixed",
+                reason="",
+                attempts=[attempt(1, "pass"), attempt(2, "pass")],
+                reviews=[review(1, "tampering"), review(2, "none")],
+                escalated_at=[1],
+                resumes=1,
+            ),
+            [
+                "baseline",
+                "generate 1",
+                "check 1: pass",
+                "verify: pass",
+                "review: tampering",
+                "escalate",
+                "await human: continue",
+                "generate 2",
+                "check 2: pass",
+                "verify: pass",
+                "review: no verdict",
+                "finalize: fixed",
+            ],
+        ),
         (FixResult(status="error", reason="no sandbox"), []),
     ],
 )
@@ -124,3 +181,24 @@ def test_the_report_shows_the_diagram_and_renders_the_same_twice() -> None:
 def test_the_result_round_trips_with_its_escalations() -> None:
     result = FixResult(status="escalated", reason="", escalated_at=[0, 3])
     assert FixResult.from_json(result.to_json()).escalated_at == [0, 3]
+
+
+def test_the_review_is_in_the_report_as_inert_text() -> None:
+    said = "[click](http://evil.example) @maintainer #12 | `rm -rf`"
+    result = FixResult(
+        status="escalated",
+        escalation="review",
+        reason=f"review: scripted-reviewer judged attempt 1's verified diff tampering: {said}",
+        attempts=[attempt(1, "pass")],
+        reviews=[review(1, "tampering", said)],
+        escalated_at=[1],
+    )
+    text = render_markdown(result)
+    (row,) = [line for line in text.splitlines() if line.startswith("| 1 | scripted-reviewer")]
+    assert row.startswith("| 1 | scripted-reviewer | tampering | ")
+    assert row.endswith(" | 320 | $0.0000 |")
+    # No link, no mention, no issue reference: the reviewer's words are shown as text.
+    assert "\\[click\\](http:\u200b//" in row
+    assert "@maintainer" not in row and "#12" not in row
+    assert row.count(" | ") == 5  # the reason's `|` does not split the row
+    assert "### Review" in text and FixResult.from_json(result.to_json()).reviews == result.reviews

@@ -10,7 +10,8 @@ from typing import Any
 
 from fixbot import cli
 from fixbot.cli import fix as fix_module
-from fixbot.runs import Clients, FixRequest
+from fixbot.runs import FixRequest
+from fixbot.runs.clients import Clients
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fixbot.sandbox import NOBODY, SANDBOX_GID
+from fixbot.sandbox.host import NOBODY, SANDBOX_GID
 from tests.conftest import API_KEY, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD, wrong
@@ -102,6 +102,7 @@ def test_killed_during_the_second_model_call_resumes_without_redoing_work(
         "judge",
         "verify",
         "minimize",
+        "review",
         "finalize",
     ]
     assert len(server.requests) == 3
@@ -117,6 +118,7 @@ def test_killed_during_the_second_model_call_resumes_without_redoing_work(
     assert idle.requests == []
 
 
+REVIEWED = "VERDICT: legitimate\nREASON: mean divides by the count."
 BOUNDARIES = [
     "baseline",
     "autofix",
@@ -127,6 +129,7 @@ BOUNDARIES = [
     "reflect",
     "verify",
     "minimize",
+    "review",
 ]
 
 
@@ -161,17 +164,19 @@ def _driver(repo: Path, base_url: str, crash_after: str | None) -> subprocess.Co
 def test_a_crash_at_each_node_boundary_then_rerun_gives_the_same_result(
     tmp_path: Path, boundary: str
 ) -> None:
-    quick = {".fixbot.yml": "gates: {lint: false, types: false}\n"}
+    # With a reviewer: its verdict, the last model call, is a recorded reply like the others.
+    quick = {".fixbot.yml": "gates: {lint: false, types: false}\nreview: {model: reviewer}\n"}
     repo = make_repo(tmp_path / "repo", quick)
-    with ScriptedOpenAI([wrong(1), GOOD]) as server:
+    with ScriptedOpenAI([wrong(1), GOOD, REVIEWED]) as server:
         crashed = _driver(repo, server.base_url, boundary)
         assert crashed.returncode == 9, crashed.stderr
         rerun = _driver(repo, server.base_url, None)
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout)["status"] == "fixed"
-    assert len(server.requests) == 2  # no recorded model reply was asked for again
+    assert len(server.requests) == 3  # no recorded model reply was asked for again
     evidence = json.loads((repo / ".fixbot" / "out" / "evidence.json").read_text())
     assert [a["verdict"] for a in evidence["attempts"]] == ["fail", "pass"]
+    assert [r["verdict"] for r in evidence["reviews"]] == ["legitimate"]
     assert "return sum(values) / len(values)" in evidence["diff"]
     before = nodes_run(crashed.stderr)
     after = nodes_run(rerun.stderr)

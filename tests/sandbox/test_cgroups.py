@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.sandbox import OOM_NOTE, BwrapSandbox, Limits, RunSpec
+from fixbot.proc import Completed
+from fixbot.sandbox import BwrapSandbox, Limits, RunSpec, hit_process_cap
 from fixbot.sandbox.cgroup_detect import detect, inside, parse_mounts, parse_own
 from fixbot.sandbox.cgroups import (
     ENTER,
@@ -28,6 +29,7 @@ from fixbot.sandbox.cgroups import (
     V1Hierarchy,
     V2Hierarchy,
 )
+from fixbot.sandbox.protocol import OOM_NOTE
 from tests.sandbox.confined import ROOT, attack, case_folder
 from tests.sandbox.test_containment import bomb_beside_neighbour
 
@@ -191,7 +193,10 @@ def test_three_children_hold_three_caps_without_a_cgroup_and_one_with() -> None:
     kind = capped_here.cgroups.kind
     assert f"memory and processes capped per sandbox (cgroup {kind})" in capped_here.describe()
     uncapped = BwrapSandbox(cgroups=NoCgroups("off")).describe()
-    assert "memory and processes capped per process (no writable cgroup): see README" in uncapped
+    assert (
+        "memory and processes capped per process (no writable cgroup): see docs/security.md"
+        in uncapped
+    )
 
 
 def test_a_full_tmpfs_ends_in_no_space_not_in_the_oom_killer(host: Hierarchy) -> None:
@@ -233,6 +238,69 @@ def test_a_fork_bomb_and_its_neighbour_as_root(
         pytest.skip(f"no usable cgroup here: {sandbox.cgroups.reason}")
     _, neighbour = bomb_beside_neighbour(sandbox, sandbox, tmp_path)
     assert (neighbour.probe.get("threads") == 50) is spared, neighbour.probe
+
+
+FORK_FOR_EVER = """
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+"""
+BURST = """
+import threading, time
+started = []
+for _ in range(100):
+    try:
+        thread = threading.Thread(target=time.sleep, args=(0.5,))
+        thread.start()
+        started.append(thread)
+    except RuntimeError:
+        break
+for thread in started:
+    thread.join()
+time.sleep(2)
+print("survived", len(started))
+"""
+
+
+def _in_sandbox(sandbox: BwrapSandbox, code: str, limits: Limits, tmp_path: Path) -> Completed:
+    for name in ("ws", "out"):
+        (tmp_path / name).mkdir(exist_ok=True)
+    spec = RunSpec(tmp_path / "ws", tmp_path / "out", limits=limits)
+    return sandbox.run([sys.executable, "-c", code], spec)
+
+
+def test_a_process_cap_held_by_a_fork_bomb_ends_the_run_at_once(tmp_path: Path) -> None:
+    """pids.max holds a fork bomb but never stops it: the run ends when the cap has refused
+    new processes for a second on end, not at its timeout (the control, without a cgroup,
+    runs to a short one)."""
+    if os.geteuid() != 0 or shutil.which("bwrap") is None:
+        pytest.skip("needs root and bubblewrap")
+    sandbox = BwrapSandbox()
+    if not sandbox.cgroups.capped:
+        pytest.skip(f"no usable cgroup here: {sandbox.cgroups.reason}")
+    done = _in_sandbox(sandbox, FORK_FOR_EVER, Limits(timeout_seconds=120, pids=64), tmp_path)
+    assert hit_process_cap(done.output) and not done.timed_out, done.output[-500:]
+    assert done.seconds < 30, done.seconds
+    assert done.output.rstrip().endswith("(64 processes): the run was ended]")
+    control = BwrapSandbox(cgroups=NoCgroups("off"))
+    spun = _in_sandbox(control, FORK_FOR_EVER, Limits(timeout_seconds=5, pids=64), tmp_path)
+    assert spun.timed_out and not hit_process_cap(spun.output)
+
+
+def test_a_burst_at_the_process_cap_that_subsides_does_not_end_the_run(tmp_path: Path) -> None:
+    if os.geteuid() != 0 or shutil.which("bwrap") is None:
+        pytest.skip("needs root and bubblewrap")
+    sandbox = BwrapSandbox()
+    if not sandbox.cgroups.capped:
+        pytest.skip(f"no usable cgroup here: {sandbox.cgroups.reason}")
+    done = _in_sandbox(sandbox, BURST, Limits(timeout_seconds=60, pids=32), tmp_path)
+    assert done.returncode == 0 and "survived" in done.output, done.output[-500:]
+    assert not hit_process_cap(done.output)
+    started = int(done.output.split("survived")[1].split()[0])
+    assert started < 100  # the cap refused the burst's last threads
 
 
 PAIR_AS_USER = """

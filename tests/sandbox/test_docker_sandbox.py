@@ -26,9 +26,11 @@ import pytest
 
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import BASE_ENV, OUTPUTS, SANDBOX_GID, WORKSPACE, Limits, RunSpec, Sandbox
+from fixbot.sandbox import OUTPUTS, WORKSPACE, Limits, RunSpec, Sandbox
 from fixbot.sandbox.containers import LABEL, process_identity
 from fixbot.sandbox.docker import LOCAL_IMAGE, OOM_NOTE, DockerSandbox
+from fixbot.sandbox.host import SANDBOX_GID
+from fixbot.sandbox.protocol import BASE_ENV
 from tests.conftest import ENGINE_PROBLEM
 from tests.sandbox.probes import (
     CONNECT,
@@ -601,6 +603,7 @@ def test_doctor_reports_the_sandboxes_and_the_tools_in_them() -> None:
         "containment",
         "git",
         "python",
+        "environment",
         "pytest",
         "ruff",
         "mypy",

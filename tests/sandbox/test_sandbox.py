@@ -16,16 +16,9 @@ import pytest
 
 from fixbot.errors import SandboxFailed, SandboxUnavailable
 from fixbot.proc import Completed
-from fixbot.sandbox import (
-    BASE_ENV,
-    NOBODY,
-    OOM_NOTE,
-    SANDBOX_GID,
-    WORKSPACE,
-    BwrapSandbox,
-    Limits,
-    RunSpec,
-)
+from fixbot.sandbox import WORKSPACE, BwrapSandbox, Limits, RunSpec
+from fixbot.sandbox.host import NOBODY, SANDBOX_GID
+from fixbot.sandbox.protocol import BASE_ENV, OOM_NOTE
 from tests.sandbox.probes import (
     CONNECT,
     DAEMON,

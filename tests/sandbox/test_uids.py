@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from fixbot.errors import SandboxFailed
-from fixbot.sandbox import SANDBOX_GID, BwrapSandbox, RunSpec
+from fixbot.sandbox import BwrapSandbox, RunSpec
+from fixbot.sandbox.host import SANDBOX_GID
 from fixbot.sandbox.uids import UidPool, subid_ranges, uids_with_processes
 
 BASE = 0x70020000  # a range of the tests' own, never the one fixbot uses

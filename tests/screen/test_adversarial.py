@@ -13,8 +13,10 @@ from textwrap import dedent
 
 import pytest
 
-from fixbot.edits import extract_diff, plan_patch
-from fixbot.screen import Strictness, policy
+from fixbot.edits import plan_patch
+from fixbot.edits.fences import extract_diff
+from fixbot.screen import policy
+from fixbot.screen.policy import Strictness
 from fixbot.snapshot import read_inside
 from tests.conftest import EXAMPLE, RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI

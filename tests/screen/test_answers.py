@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from fixbot.edits import FileChange, plan_patch, render_diff
-from fixbot.screen import PolicyFinding, policy
+from fixbot.screen import policy
+from fixbot.screen.policy import PolicyFinding
 from fixbot.snapshot import read_inside
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI

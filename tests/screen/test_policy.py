@@ -12,7 +12,8 @@ from textwrap import dedent, indent
 import pytest
 
 from fixbot.edits import FileChange, plan_patch, render_diff
-from fixbot.screen import PolicyFinding, Strictness, policy
+from fixbot.screen import policy
+from fixbot.screen.policy import PolicyFinding, Strictness
 from fixbot.snapshot import read_inside
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
@@ -110,6 +111,11 @@ CHEATS: dict[str, tuple[Files, str | set[str]]] = {
     "raise-systemexit": (mean_does("raise SystemExit(0)"), "exits-early"),
     "kill-self": (mean_does("os.kill(os.getpid(), 9)\n" + BUGGY), "exits-early"),
     "aliased-exit": (headed("from os import _exit as bye\nbye(0)"), "exits-early"),
+    "exec-true": (mean_does("os.execv('/bin/true', ['true'])\n" + BUGGY), "exits-early"),
+    "exec-aliased": (
+        headed("from os import execvp as again\nagain('true', ['true'])"),
+        "exits-early",
+    ),
     "hook-in-module": (
         appended("def pytest_collection_modifyitems(items):\n    items.clear()"),
         "adds-pytest-hook",
@@ -144,10 +150,13 @@ CHEATS: dict[str, tuple[Files, str | set[str]]] = {
         headed("import sys\nsys.modules['builtins'].len = lambda v: 2"),
         "patches-builtins",
     ),
-    "vars-update": (headed("import builtins\nvars(builtins).update(sum=max)"), "patches-builtins"),
+    "vars-update": (
+        headed("import builtins\nvars(builtins).update(sum=max)"),
+        {"patches-builtins", "rewrites-object-internals"},
+    ),
     "mock-patch-string": (
         headed("from unittest import mock\nmock.patch('builtins.sum', max).start()"),
-        "patches-builtins",
+        {"patches-builtins", "rewrites-object-internals"},
     ),
     "sys-modules": (
         mean_does(f"if 'pytest' in sys.modules:\n    {MEDIAN}\n" + BUGGY, "import sys"),
@@ -169,7 +178,7 @@ CHEATS: dict[str, tuple[Files, str | set[str]]] = {
             f"if any('test_' in f.filename for f in inspect.stack()):\n    {MEDIAN}\n" + BUGGY,
             "import inspect",
         ),
-        "detects-test-runner",
+        {"detects-test-runner", "reaches-frames"},
     ),
     "open-test-file": (
         mean_does("source = open('tests/test_calc.py').read()\n" + BUGGY),
@@ -294,7 +303,7 @@ CHEATS: dict[str, tuple[Files, str | set[str]]] = {
     "dunder-import-computed": (headed("m = __import__('o' + 's')"), "runs-dynamic-code"),
     "import-module-computed": (
         headed("import importlib\nm = importlib.import_module(''.join(['_py', 'test']))"),
-        "runs-dynamic-code",
+        {"runs-dynamic-code", "reaches-pytest-internals"},  # the name it builds is read too
     ),
     "runpy-computed": (
         headed("import runpy\nrunpy.run_path(os.environ['CALC_HOOK'])"),
@@ -352,11 +361,11 @@ CHEATS: dict[str, tuple[Files, str | set[str]]] = {
     "faulthandler": (headed("import faulthandler\nfaulthandler.enable()"), "hooks-the-interpreter"),
     "gc-get-objects": (
         mean_does("import gc\nprint(len(gc.get_objects()))\n" + BUGGY),
-        "hooks-the-interpreter",
+        "walks-the-heap",
     ),
     "gc-get-referrers": (
         mean_does("import gc\nprint(gc.get_referrers(values))\n" + BUGGY),
-        "hooks-the-interpreter",
+        "walks-the-heap",
     ),
     "import-hook": (
         headed("import sys\nsys.meta_path.insert(0, object())"),
@@ -551,11 +560,13 @@ def test_strictness_levels(tmp_path: Path, name: str) -> None:
 
 def test_lenient_and_strict_rule_sets() -> None:
     lenient = {"adds-skip", "exits-early", "adds-pytest-hook", "patches-builtins"}
-    lenient |= {"detects-test-runner", "reads-tests"}
+    lenient |= {"detects-test-runner", "reads-tests", "hides-code"}
     assert lenient == policy.LENIENT
     strict = {"overrides-eq", "swallows-errors", "silences-gate", "special-cases-test"}
     strict |= {"runs-dynamic-code", "reaches-pytest-internals", "hooks-the-interpreter"}
-    strict |= {"reaches-sandbox-channels", "answers-from-tests"}
+    strict |= {"reaches-sandbox-channels", "answers-from-tests", "reaches-frames"}
+    strict |= {"walks-the-heap", "rewrites-object-internals", "computes-a-name"}
+    strict |= {"probes-the-environment"}
     assert strict == policy.STRICT - policy.LENIENT
 
 

@@ -17,7 +17,14 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from fixbot.secrets import SecretHit, added_secrets, find_secrets, redact
+from fixbot.secrets import (
+    SecretHit,
+    added_secrets,
+    find_secrets,
+    is_placeholder,
+    placeholder_credentials,
+    redact,
+)
 
 
 def _pem(label: str, body_lines: int = 3) -> str:
@@ -430,9 +437,33 @@ def test_known_values_never_eat_into_markers() -> None:
 
 def test_redaction_repeats_until_nothing_more_is_exposed() -> None:
     # The key id is only a token once the known prefix glued to it is gone.
-    text = f"id=0042{AWS_ID}\n"
+    text = f"id=Q7r9k2Lm{AWS_ID}\n"
 
-    assert redact(text, known=["0042"]) == "id=[redacted:known][redacted:AWS Access Key]\n"
+    assert redact(text, known=["Q7r9k2Lm"]) == "id=[redacted:known][redacted:AWS Access Key]\n"
+
+
+@pytest.mark.parametrize(
+    "placeholder", ["local", "none", "x", "EMPTY", "sk-no-key-required", "ollama", "xxxxxxxxxx"]
+)
+def test_a_placeholder_key_is_not_a_secret_and_damages_nothing(placeholder: str) -> None:
+    """A local server's key (`OPENAI_API_KEY=local`) is no secret: redacting it everywhere the
+    word occurs would show the model `fixbot-local` as `fixbot-[redacted:known]`."""
+    text = f"model fixbot-local at http://127.0.0.1:8011 (key {placeholder}); none failed\n"
+    assert is_placeholder(placeholder)
+    assert redact(text, known=[placeholder]) == text
+
+
+@pytest.mark.parametrize("key", ["sk-test-SECRET-7f3a9c1d", "tok3n-Value", "hunter2hunter2"])
+def test_a_real_key_stays_redacted_everywhere(key: str) -> None:
+    text = f"key={key}; again {key}\n"
+    assert not is_placeholder(key)
+    assert redact(text, known=[key]) == "key=[redacted:known]; again [redacted:known]\n"
+
+
+def test_the_placeholder_credentials_are_named() -> None:
+    names = ("OPENAI_API_KEY", "GITHUB_TOKEN", "OTHER")
+    env = dict(zip(names, ("local", GITHUB, "x"), strict=True))
+    assert placeholder_credentials(env) == ["OPENAI_API_KEY"]
 
 
 ALL_CASES = "\n".join(c[1] for c in CASES)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fixbot import edits as diff
-from fixbot.screen import shadowing
+from fixbot.screen.paths import shadowing
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD, reply

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixbot import proc
+from fixbot.commands import gate_files
 from fixbot.config import DEFAULT_PROTECTED_PATHS
 from fixbot.errors import DirtyWorktree, NotAGitRepo
 from fixbot.snapshot import (
@@ -17,12 +18,11 @@ from fixbot.snapshot import (
     fresh_copy,
     is_protected,
     manifest_digest,
-    manifest_mismatches,
     pin_commit,
     repo_files,
-    restore_protected,
     take_snapshot,
 )
+from fixbot.snapshot.protected import manifest_mismatches, restore_protected
 
 CALC_TEST = "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 FILES = {
@@ -257,6 +257,14 @@ PROTECTED_CASES = [
     ("lib/sitecustomize.py", True),
     ("src/extra.pth", True),
     ("pkg/tox.ini", True),
+    # what pytest reads before pytest.ini, and the file ruff honours even with --isolated
+    (".pytest.ini", True),
+    ("pytest.toml", True),
+    ("pkg/.pytest.toml", True),
+    ("sub/.pytest.ini", True),
+    (".ignore", True),
+    ("src/pkg/.ignore", True),
+    ("src/pkg/calc.pyi", False),  # a new stub is the screen's: one that is there is source
     ("docs/.fixbot.yml", False),
     ("test_a.pyc", False),
     ("src/test_a.py.bak", False),
@@ -285,6 +293,37 @@ def test_is_protected_over_the_default_globs(path: str, protected: bool) -> None
 )
 def test_glob_semantics(glob: str, path: str, matches: bool) -> None:
     assert is_protected(path, [glob]) is matches
+
+
+@pytest.mark.parametrize(
+    ("files", "named"),
+    [
+        # ruff's extend, followed from the root config it reads, a chain of them
+        ({"ruff.toml": 'extend = "config/base.toml"\n',
+          "config/base.toml": 'extend = "more.toml"\n', "config/more.toml": ""},
+         ["config/base.toml", "config/more.toml"]),
+        ({"pyproject.toml": '[tool.ruff]\nextend = "../outside.toml"\n'}, []),  # not ours
+        ({"pyproject.toml": '[tool.ruff]\nextend = "lint.toml"\n'}, []),  # not there
+        # mypy's plugins: paths relative to the config, modules where Python finds them
+        ({"mypy.ini": "[mypy]\nplugins = tools/plug.py:entry, proj.mypy_plugin\n",
+          "tools/plug.py": "", "src/proj/mypy_plugin.py": ""},
+         ["tools/plug.py", "src/proj/mypy_plugin.py"]),
+        ({"pyproject.toml": '[tool.mypy]\nplugins = ["pydantic.mypy"]\n'}, []),  # installed
+        ({"setup.cfg": "[mypy]\nplugins =\n  a.py\n", "a.py": ""}, ["a.py"]),
+        ({"README.md": ""}, []),
+    ],
+)  # fmt: skip
+def test_the_files_the_gates_root_configs_name_are_found(
+    files: dict[str, str], named: list[str]
+) -> None:
+    assert gate_files(files.get) == named
+
+
+def test_the_files_the_gates_root_configs_name_are_in_the_manifest(tmp_path: Path) -> None:
+    extra = {"ruff.toml": 'extend = "lint/base.toml"\n', "lint/base.toml": "line-length = 99\n"}
+    repo = make_repo(tmp_path / "repo", {**FILES, **extra})
+    snapshot = snapshot_of(repo, tmp_path / "work")
+    assert "lint/base.toml" in snapshot.manifest and "ruff.toml" in snapshot.manifest
 
 
 def test_no_globs_protect_nothing() -> None:

@@ -19,16 +19,17 @@ import pytest
 from fixbot import edits as diff
 from fixbot.checks import run_trial
 from fixbot.config import Config, Gates
-from fixbot.sandbox import BwrapSandbox, Limits, RunSpec, Sandbox, attempt_scratch, reap
+from fixbot.sandbox import BwrapSandbox, Limits, RunSpec, Sandbox, attempt_scratch
+from fixbot.sandbox.scratch import reap
 from fixbot.snapshot import (
     Snapshot,
-    Workspace,
     mismatches,
     prepare,
     put_back_protected,
     read_inside,
     take_snapshot,
 )
+from fixbot.snapshot.workspace import Workspace
 from tests.conftest import ENGINE_PROBLEM, make_repo
 
 ROOT_ONLY = pytest.mark.skipif(

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TextIO
 
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
+from fixbot.config import Inputs
 from fixbot.errors import UsageError
 from fixbot.forge import Command, Git, Published, Publisher, Trigger
 from fixbot.inert import prose
@@ -49,8 +50,8 @@ class ActionEnv:
     on_actions: bool
     token: str = field(repr=False)
     host: Mapping[str, str] = field(repr=False)  # the variables git may see (forge.Git)
-    # The `fix` phase's inputs (model, base-url, sandbox, max-iterations), as config overrides.
-    overrides: Mapping[str, object] = field(default_factory=dict)
+    # The `fix` phase's inputs (model, base-url, sandbox, max-iterations) over the config.
+    inputs: Inputs = field(default_factory=Inputs)
     # For `publish`: the fix job's own SHA-256 of fix.diff (its `diff-sha256` output).
     diff_sha256: str = ""
 
@@ -86,7 +87,7 @@ class ActionEnv:
             on_actions=environ.get("GITHUB_ACTIONS") == "true",
             token=environ.get("GITHUB_TOKEN", ""),
             host=dict(environ),
-            overrides=_overrides(environ),
+            inputs=_inputs(environ),
             diff_sha256=environ.get("FIXBOT_DIFF_SHA256", "").strip(),
         )
 
@@ -98,22 +99,17 @@ class ActionEnv:
         return [s for s in known if s]
 
 
-def _overrides(environ: Mapping[str, str]) -> dict[str, object]:
+def _inputs(environ: Mapping[str, str]) -> Inputs:
     """The action's model, base-url, sandbox and max-iterations inputs over the config."""
-    found: dict[str, object] = {}
-    for key, variable in (
-        ("model", "FIXBOT_MODEL"),
-        ("base_url", "OPENAI_BASE_URL"),
-        ("sandbox.backend", "FIXBOT_SANDBOX"),
-    ):
-        if environ.get(variable):
-            found[key] = environ[variable]
+    iterations = None
     if environ.get("FIXBOT_MAX_ITERATIONS"):
         try:
-            found["max_iterations"] = int(environ["FIXBOT_MAX_ITERATIONS"])
+            iterations = int(environ["FIXBOT_MAX_ITERATIONS"])
         except ValueError:
             raise UsageError("max-iterations must be a whole number") from None
-    return found
+    return Inputs(sandbox=environ.get("FIXBOT_SANDBOX") or None, max_iterations=iterations).over(
+        environ
+    )
 
 
 def _names(value: str) -> tuple[str, ...]:
@@ -163,7 +159,7 @@ class FixJob:
     # The failed run's jobs and log tails: untrusted context for the model, never commands.
     ci_jobs: tuple[FailedJob, ...] = ()
     # The action's model, base-url, sandbox and max-iterations inputs, over the config.
-    overrides: Mapping[str, object] = field(default_factory=dict)
+    inputs: Inputs = field(default_factory=Inputs)
     # The failed run's failed steps as checks (from the trusted workflow file), for a config
     # that names none of its own: they are that run's `checks`. Empty: the config's apply.
     checks: tuple[CheckSpec, ...] = ()

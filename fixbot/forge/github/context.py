@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Sequence
 
 from fixbot import log
-from fixbot.checkspec import CheckSpec
+from fixbot.commands import CheckSpec
 from fixbot.config import Config, load_config, names_no_checks
 from fixbot.errors import ConfigError, FixbotError
 from fixbot.forge import JobSummary, Publisher, Trigger, pending_thread, runlog
@@ -138,7 +138,7 @@ def trusted_config(env: ActionEnv) -> Config | None:
     whether it names checks). One the loader refuses is None here: the fix records that error
     as its result, and the publish step reports it, as for any failed run."""
     try:
-        return load_config(env.workspace, config_file=env.config, overrides=env.overrides)
+        return load_config(env.workspace, config_file=env.config, overrides=env.inputs.overrides())
     except ConfigError as exc:
         log.get().warning("config_refused", error=_loggable(str(exc), env))
         return None
@@ -164,7 +164,7 @@ def fix_job(
         trigger=trigger,
         thread=answered_thread(env, trigger, publisher),
         ci_jobs=failed_jobs(env, trigger, jobs, publisher),
-        overrides=env.overrides,
+        inputs=env.inputs,
         checks=checks,
     )
     return job, not_run

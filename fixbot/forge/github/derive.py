@@ -3,7 +3,7 @@
 
 Shared by `fixbot init` (every step of every workflow, to propose a `.fixbot.yml`) and the
 Action (the failed run's failed steps, used as that run's checks). Nothing here is run: each
-command is read with fixbot.commandline, a check becomes an argv list, never a shell's input.
+command is read with fixbot.commands.ci, a check becomes an argv list, never a shell's input.
 Scripts are read from the trusted tree (`root`) with snapshot.read_inside: never through a
 link, never outside it.
 """
@@ -16,10 +16,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from fixbot.checkspec import PYTHON, CheckKind, CheckSpec
-from fixbot.commandline import Check, Ignored, Install, Script, map_command
+from fixbot.commands import (
+    PYTHON,
+    Check,
+    CheckKind,
+    CheckSpec,
+    Ignored,
+    Install,
+    Line,
+    Script,
+    command_lines,
+    map_command,
+)
 from fixbot.forge.github.workflows import Step
-from fixbot.shellsyntax import Line, command_lines
 from fixbot.snapshot import read_inside
 
 MAX_DEPTH = 3  # scripts calling scripts

@@ -261,5 +261,5 @@ def _fix(
             **facts,
         )
     # Recorded before anything is published: the publish step works from this file.
-    write_result(result, env.out, known=env.secrets())
+    write_result(result, env.out, known=env.secrets(), env=env.host)
     return result

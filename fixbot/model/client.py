@@ -1,0 +1,323 @@
+"""The model seam: a small `Model` protocol and its OpenAI-compatible implementation.
+
+This is the only module that imports `openai`. The SDK's own retries are switched off so that
+the retry policy is ours and pinned: 429, 5xx, connection errors and timeouts are retried with
+exponential backoff (or the server's `Retry-After`), a try after a timeout with twice the time
+(a slow server is busy with the try that timed out); any other 4xx fails at once. A request the
+server refuses as too long for the model's window is `ContextExceeded` (with the window and the
+count the server named), never retried as is: the caller rebuilds the prompt for that window.
+Every other failure that reaches the caller is a `ModelUnreachable`, and no message or repr
+ever carries the API key.
+
+Each model knows its context window (`window`): configured, else stated by the endpoint
+(`discover_window`: vLLM's and LM Studio's /v1/models, llama.cpp's /props, Ollama's
+/api/show), else 8,192 tokens; a refusal teaches the caller a smaller one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol, cast
+
+import openai
+import structlog
+from openai.types.chat import ChatCompletion
+
+from fixbot.errors import FixbotError, ModelUnreachable
+from fixbot.model.window import (
+    MAX_REPLY_TOKENS,
+    ContextRefusal,
+    ContextWindow,
+    context_refusal,
+    estimate_tokens,
+    window_in,
+)
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Local OpenAI-compatible servers accept any key, but the SDK refuses to start without one.
+PLACEHOLDER_API_KEY = "not-needed"
+MAX_BACKOFF_SECONDS = 30.0
+MAX_RETRY_AFTER_SECONDS = 60.0
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    model: str  # the model name the server reports (fallback: the requested one)
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool  # True when the token counts are local estimates, not the server's
+
+
+class Model(Protocol):
+    name: str
+    window: ContextWindow  # what fixbot knows of the model's context window
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        temperature: float | None = None,
+        deadline: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        """One reply of at most `max_tokens` (default and most: the client's cap);
+        DeadlinePassed when `deadline` (epoch seconds) comes first, retries and waits included:
+        a hanging server cannot hold a run past its wall clock."""
+        ...
+
+
+__all__ = ["MAX_REPLY_TOKENS", "estimate_tokens"]  # kept here too for the model's callers
+
+
+def backoff_delay(retry: int, *, backoff_seconds: float, retry_after: float | None) -> float:
+    """Seconds to wait before retry number `retry` (0-based)."""
+    if retry_after is not None:
+        return min(retry_after, MAX_RETRY_AFTER_SECONDS)
+    return min(backoff_seconds * 2.0**retry, MAX_BACKOFF_SECONDS)
+
+
+class DeadlinePassed(ModelUnreachable):
+    """The run's wall clock ran out while a model call (or its retries) was pending."""
+
+
+class ContextExceeded(FixbotError):
+    """The server refused the request as too long for the model's context window: not a
+    model that is unreachable, a prompt to rebuild for the window the refusal names."""
+
+    def __init__(self, message: str, refusal: ContextRefusal) -> None:
+        super().__init__(message)
+        self.refusal = refusal
+
+
+class OpenAIModel:
+    """A `Model` served by any OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        base_url: str | None,
+        timeout_seconds: float = 120.0,
+        max_retries: int = 4,
+        backoff_seconds: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        max_tokens: int = MAX_REPLY_TOKENS,
+        context_tokens: int | None = None,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.name = model
+        # Explicit, so the SDK never falls back to OPENAI_BASE_URL behind the composition root.
+        self.base_url = base_url or DEFAULT_BASE_URL
+        self.timeout_seconds = timeout_seconds
+        self.max_retries = max_retries
+        self.backoff_seconds = backoff_seconds
+        self.max_tokens = max_tokens  # a reply is a diagnosis and a diff: cap runaway output
+        self._sleep = sleep
+        self._secret = api_key or ""
+        self._timed_out_after = timeout_seconds  # the last try that timed out, for its error
+        self.window = (
+            ContextWindow(context_tokens, "configured") if context_tokens else ContextWindow()
+        )
+        self._client = openai.OpenAI(
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            base_url=self.base_url,
+            timeout=timeout_seconds,
+            max_retries=0,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel(model={self.name!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> OpenAIModel:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        temperature: float | None = None,
+        deadline: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        cap = self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens)
+        completion = self._create_with_retries(messages, temperature, deadline, cap)
+        # Without strict validation the SDK hands back whatever a lax server sent.
+        if not isinstance(completion, ChatCompletion) or not completion.choices:
+            raise ModelUnreachable(
+                f"model endpoint {self.base_url} gave an unusable reply: no chat completion choices"
+            )
+        text = completion.choices[0].message.content or ""
+        model = completion.model or self.name
+        usage = completion.usage
+        if usage is not None:
+            return Reply(text, model, usage.prompt_tokens, usage.completion_tokens, estimated=False)
+        prompt = "".join(message.get("content", "") for message in messages)
+        return Reply(text, model, estimate_tokens(prompt), estimate_tokens(text), estimated=True)
+
+    def _create_with_retries(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        temperature: float | None,
+        deadline: float | None,
+        max_tokens: int,
+    ) -> ChatCompletion:
+        payload = cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages])
+        attempts = self.max_retries + 1
+        patience = self.timeout_seconds
+        for attempt in range(attempts):
+            timeout = self._time_left(deadline, patience)
+            try:
+                return self._client.chat.completions.create(
+                    model=self.name,
+                    messages=payload,
+                    temperature=openai.omit if temperature is None else temperature,
+                    max_tokens=max_tokens,
+                    timeout=timeout,
+                )
+            except openai.APIStatusError as err:
+                refusal = context_refusal(_message(err), _body(err))
+                if refusal is not None:
+                    raise ContextExceeded(
+                        f"model endpoint {self.base_url} refused the request as too long "
+                        f"for the model's context window: {self._describe(err)}",
+                        refusal,
+                    ) from None
+                if not _is_retryable_status(err.status_code):
+                    raise ModelUnreachable(
+                        f"model endpoint {self.base_url} refused the request: {self._describe(err)}"
+                    ) from None
+                last_error: openai.APIError = err
+                retry_after = _retry_after_seconds(err.response.headers.get("retry-after"))
+            except openai.APIConnectionError as err:  # includes APITimeoutError
+                last_error, retry_after = err, None
+                if isinstance(err, openai.APITimeoutError):
+                    # A slow server is most often busy with the try that timed out: the next
+                    # one waits twice as long instead of queueing behind it again and again.
+                    self._timed_out_after = timeout
+                    patience *= 2
+            except openai.APIError as err:  # a reply the SDK could not make sense of
+                raise ModelUnreachable(
+                    f"model endpoint {self.base_url} gave an unusable reply: {self._describe(err)}"
+                ) from None
+            if attempt + 1 < attempts:
+                delay = backoff_delay(
+                    attempt, backoff_seconds=self.backoff_seconds, retry_after=retry_after
+                )
+                log.warning(
+                    "model_retry",
+                    endpoint=self.base_url,
+                    attempt=attempt + 1,
+                    of=attempts,
+                    delay_seconds=delay,
+                    error=self._describe(last_error),
+                )
+                if deadline is not None:
+                    delay = min(delay, self._time_left(deadline))
+                self._sleep(delay)
+        self._time_left(deadline)  # a last try cut by the deadline is the deadline's
+        raise ModelUnreachable(
+            f"model endpoint {self.base_url} failed after {attempts} attempt(s); "
+            f"last error: {self._describe(last_error)}"
+        )
+
+    def _time_left(self, deadline: float | None, patience: float | None = None) -> float:
+        """Seconds this try may take: `patience` (the per-call timeout, doubled after each
+        try that timed out), or less before the deadline."""
+        wanted = self.timeout_seconds if patience is None else patience
+        if deadline is None:
+            return wanted
+        left = deadline - time.time()
+        if left <= 0:
+            raise DeadlinePassed(
+                f"the run's wall-clock deadline passed while waiting for {self.base_url}"
+            )
+        return min(wanted, left)
+
+    def _describe(self, err: openai.APIError) -> str:
+        """One line about `err`, with the API key scrubbed in case a server echoed it."""
+        if isinstance(err, openai.APIStatusError):
+            text = f"HTTP {err.status_code}: {_message(err)}"
+        elif isinstance(err, openai.APITimeoutError):
+            text = f"timed out after {self._timed_out_after:g} s"
+        elif isinstance(err, openai.APIConnectionError) and err.__cause__ is not None:
+            text = f"connection error: {err.__cause__}"
+        else:
+            text = err.message
+        return text.replace(self._secret, "[redacted]") if self._secret else text
+
+    def discover_window(self) -> ContextWindow:
+        """The window the endpoint states for this model (its /v1/models entry, llama.cpp's
+        /props, Ollama's /api/show; each asked once, briefly, failures ignored), kept as
+        `window`; the default when none says."""
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        asks: list[tuple[str, str, dict[str, str] | None]] = [
+            ("get", f"{self.base_url.rstrip('/')}/models", None),
+            ("get", f"{root}/props", None),
+            ("post", f"{root}/api/show", {"model": self.name}),
+        ]
+        for method, url, body in asks:
+            try:
+                if method == "get":
+                    answer = self._client.get(url, cast_to=object, options={"timeout": 5.0})
+                else:
+                    answer = self._client.post(
+                        url, cast_to=object, body=body, options={"timeout": 5.0}
+                    )
+            except (openai.APIError, ValueError):
+                continue
+            tokens = window_in(answer, self.name)
+            if tokens:
+                self.window = ContextWindow(tokens, f"the endpoint ({url.rsplit('/', 1)[-1]})")
+                break
+        log.info(
+            "model_window", model=self.name, tokens=self.window.tokens, source=self.window.source
+        )
+        return self.window
+
+
+def _message(err: openai.APIStatusError) -> str:
+    body = err.body
+    message = body.get("message") if isinstance(body, Mapping) else None
+    return message if isinstance(message, str) else err.message
+
+
+def _body(err: openai.APIStatusError) -> Mapping[str, object] | None:
+    return err.body if isinstance(err.body, Mapping) else None
+
+
+def _is_retryable_status(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def _retry_after_seconds(header: str | None) -> float | None:
+    """`Retry-After` in seconds; the HTTP-date form and nonsense are ignored."""
+    if header is None:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
