@@ -33,6 +33,9 @@ the fetch tool brings, e.g. `github:pypa/packaging`); a missing one stops the ru
 case, naming how to get it. The prepare steps install from the package index (fixbot's with
 the network in its sandbox, the bare one in a virtualenv), so the index must be reachable.
 `--bare-only` checks the corpus without fixbot (the rows then have no fixbot fields).
+`--bare-from ROWS...` takes each case's bare fields from its last earlier row when they show the
+case holds (same failing commit, else the case stops), recorded as `bare_from`; the other cases
+run bare.
 `--fixbot-config-extra YAML` is appended to every case's `.fixbot.yml` on fixbot's side only
 (an experiment: a longer sandbox timeout, ...); the rows record it as `config_extra`.
 Exit code 0 when the benchmark ran, whatever it fixed; 2 for a usage error or a missing mirror.
@@ -313,7 +316,6 @@ def run_bare(built: Materialised, scratch: Path, keep: Path) -> dict[str, Any]:
     before = run_suite(built.repo, venv, built.case, log.with_name("bare-failing.log"))
     apply_fix(built)
     after = run_suite(built.repo, venv, built.case, log.with_name("bare-fixed.log"))
-    expected = {canonical_test_id(t) for t in built.case.failing}
     fields.update(
         {
             "bare_seconds": before.seconds,
@@ -324,16 +326,23 @@ def run_bare(built: Materialised, scratch: Path, keep: Path) -> dict[str, Any]:
             "bare_fixed_ran": after.ran,
             "bare_fixed_returncode": after.returncode,
             "bare_fixed_failing": list(after.failing),
-            # the case holds: exactly the expected tests fail without the fix, none with it
-            "bare_ok": bool(expected)
-            and set(before.failing) == expected
-            and not after.failing
-            and after.returncode == 0,
         }
     )
+    fields["bare_ok"] = bare_holds(built.case, fields)
     if before.timed_out or after.timed_out:
         fields["bare_error"] = "a bare suite run timed out"
     return fields
+
+
+def bare_holds(case: Case, fields: Mapping[str, Any]) -> bool:
+    """The case holds: exactly its expected tests fail without the fix, none with it."""
+    expected = {canonical_test_id(t) for t in case.failing}
+    return (
+        bool(expected)
+        and set(fields.get("bare_failing") or ()) == expected
+        and not fields.get("bare_fixed_failing")
+        and fields.get("bare_fixed_returncode") == 0
+    )
 
 
 # --- one case, all cases ---
@@ -361,7 +370,12 @@ def measure(
     keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"realbuilds-{case.id}-") as scratch_name:
         scratch = Path(scratch_name)
-        if not args.no_bare:
+        earlier = args.bare_rows.get(case.id)
+        if earlier is not None and not bare_holds(case, earlier):
+            earlier = None  # measured again: the earlier runs do not show the case holds
+        if earlier is not None:
+            row.update(earlier, bare_ok=True)
+        elif not args.no_bare:
             bare = materialise(case, args.mirrors, scratch / "bare" / "repo")
             row["failing_commit"] = bare.failing_commit
             row.update(run_bare(bare, scratch / "bare", keep))
@@ -369,6 +383,11 @@ def measure(
             built = materialise(
                 case, args.mirrors, scratch / "fixbot" / "repo", args.fixbot_config_extra
             )
+            if earlier is not None and earlier.get("failing_commit") != built.failing_commit:
+                raise CorpusError(
+                    f"--bare-from measured {earlier.get('failing_commit')}, "
+                    f"the case now builds {built.failing_commit}"
+                )
             row["failing_commit"] = built.failing_commit
             (keep / "historical-fix.diff").write_text(built.fix_diff, encoding="utf-8")
             row.update(run_fixbot(built, args.fixbot_root, args.fixbot_timeout, keep))
@@ -395,6 +414,21 @@ def read_rows(paths: Sequence[Path]) -> list[dict[str, Any]]:
                 row = json.loads(line)
                 by_case[row["case"]] = row
     return list(by_case.values())
+
+
+def bare_rows(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """The bare fields of earlier rows, by case (the bare runs do not involve fixbot): rows
+    whose bare runs completed, each marked with where and when it was measured (whether the
+    case holds is judged again against the manifest, `bare_holds`)."""
+    found = {}
+    for path in paths:
+        for row in read_rows([path]):
+            if "bare_fixed_failing" in row and not row.get("bare_error"):  # the last wins
+                fields = {k: v for k, v in row.items() if k.startswith("bare_")}
+                fields["failing_commit"] = row.get("failing_commit")
+                fields["bare_from"] = f"{path} {row.get('date', '')}"
+                found[str(row["case"])] = fields
+    return found
 
 
 def run_cases(cases: Sequence[Case], args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -635,6 +669,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--resume", action="store_true", help="skip cases OUT already holds")
     parser.add_argument("--bare-only", action="store_true", help="check the cases, no fixbot")
     parser.add_argument("--no-bare", action="store_true", help="fixbot only (no cost ratio)")
+    parser.add_argument(
+        "--bare-from",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="ROWS",
+        help="take each case's bare runs from earlier rows (where their check held) instead "
+        "of running them again; the rows record it as bare_from",
+    )
     parser.add_argument("--table", type=Path, nargs="+", metavar="ROWS", help="render rows")
     parser.add_argument("--format", choices=["text", "markdown"], default="text")
     parser.add_argument("--json", action="store_true", help="the totals as JSON (with --table)")
@@ -647,6 +690,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M%S")
         args.out = Path(tempfile.gettempdir()) / f"realbuilds-{stamp}"
     args.fixbot_root = args.fixbot_root.resolve()
+    if args.bare_from and args.bare_only:
+        parser.error("--bare-from and --bare-only exclude each other")
+    args.bare_rows = bare_rows(args.bare_from)
     return args
 
 
