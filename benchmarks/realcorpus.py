@@ -89,6 +89,9 @@ class Project:
     test_command: str
     ci: str  # where the setup and the test command come from in the project's CI
     properties: tuple[str, ...]  # what this project brings to the corpus
+    # tests flaky upstream (canonical ids or their module/class/function prefixes): a bare
+    # check does not count them either way (fixbot gets no such list)
+    flaky: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,7 @@ def _project(name: str, item: Mapping[str, Any]) -> Project:
         test_command=str(item["test_command"]),
         ci=str(item.get("ci", "")),
         properties=tuple(item.get("properties", ())),
+        flaky=tuple(str(t) for t in item.get("flaky", ())),
     )
 
 
