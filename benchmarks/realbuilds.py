@@ -702,12 +702,16 @@ def figures(paths: Sequence[Path], order: Sequence[str] = ()) -> dict[str, str]:
     ]
     for name, rows in zip(names, runs, strict=True):
         lines.append(f"- `{name}`: {_totals_line(summary(rows))}")
-    projects = {str(r.get("project")) for r in runs[0]}
-    each = "; ".join(f"run {i}: {_run_line(summary(rows))}" for i, rows in enumerate(runs, 1))
+    of = f" of the corpus's {len(order)}" if order else ""
+    each = "; ".join(
+        f"run {i}, {len(rows)} cases{of} ({len({str(r.get('project')) for r in rows})} "
+        f"projects): {_run_line(summary(rows))}"
+        for i, rows in enumerate(runs, 1)
+    )
     line = (
-        f"Real builds ({len(runs[0])} historical bugs of {len(projects)} PyPI projects, the "
-        f"model scripted to answer the real fix; "
-        f"[the corpus](docs/benchmarks.md#real-builds-the-regression-corpus)): {each}."
+        "Real builds (historical bugs of real PyPI projects, the model scripted to answer the "
+        "real fix; [the corpus](docs/benchmarks.md#real-builds-the-regression-corpus)): "
+        f"{each}."
     )
     return {TABLE_BLOCK[1]: "\n".join(lines) + "\n", LINE_BLOCK[1]: line + "\n"}
 
