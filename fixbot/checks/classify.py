@@ -7,11 +7,12 @@ Over the baseline's repeated runs of the untouched commit, a test is
   environmental  deterministic, but its failure points at the environment: its text names a
                  module that is not installed (or a file the install generates, like
                  `pkg/_version.py`), an installed package of another version, the network, a
-                 service, a variable; or it was raised outside the repository: in a test's
-                 setup or teardown with no frame of the repository in its traceback (a
-                 plugin's fixture), or in its call inside a pytest plugin's package (the
-                 environment's pytest11 entry points) with no frame of the code under test
-                 (only the test's own file or a conftest.py) and not as a verdict (an
+                 service, a variable, a write to what the sandbox mounts read-only (a protected
+                 test's data file: CI lets the test write it); or it was raised outside the
+                 repository: in a test's setup or teardown with no frame of the repository in
+                 its traceback (a plugin's fixture), or in its call inside a pytest plugin's
+                 package (the environment's pytest11 entry points) with no frame of the code
+                 under test (only the test's own file or a conftest.py) and not as a verdict (an
                  AssertionError, pytest.fail). A test that calls the project's code, which then
                  raises inside a library, is the code's.
 
@@ -61,6 +62,14 @@ _ENVIRONMENT = [
         (
             r"cannot open shared object file",
             "a system library is not installed (in the sandbox's toolchain or image)",
+        ),
+        (
+            # what CI lets a test write, the sandbox mounts read-only: the protected tests,
+            # their data and configuration, the system; no change to the code makes it pass
+            r"\[Errno 30\] Read-only file system",
+            "it writes to a path the sandbox mounts read-only (the protected tests, their "
+            "data or configuration, or the system); a test that must write gets a temporary "
+            "folder (tmp_path)",
         ),
     )
 ]

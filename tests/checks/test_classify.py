@@ -58,6 +58,7 @@ def test_a_single_run_is_never_flaky() -> None:
         ("ConnectionRefusedError: [Errno 111] Connection refused", "service"),
         ("psycopg2.OperationalError: could not connect to server", "database"),
         ("KeyError: 'DATABASE_URL'", "environment variable"),
+        ("OSError: [Errno 30] Read-only file system", "mounts read-only"),
         # pytest-codspeed defines `benchmark` only where pytest-benchmark is not importable.
         ("E       fixture 'benchmark' not found", "fixture 'benchmark' is not defined"),
     ],
