@@ -54,9 +54,12 @@ def side_name(side: str, settings: Mapping[str, Any]) -> str:
     }[side]
 
 
+CORPORA = ("humanevalfix", "movedspec")  # the fix rate's (realbuilds.py writes its own table)
+
+
 def read_results(folder: Path) -> list[dict[str, Any]]:
     rows = []
-    for path in sorted(folder.glob("*-run*.jsonl")):
+    for path in sorted(p for corpus in CORPORA for p in folder.glob(f"{corpus}-*-run*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 rows.append(json.loads(line))

@@ -30,6 +30,7 @@ class HunkLine:
 class Hunk:
     label: str  # how problems name it: "hunk 2 of src/calc.py (@@ -10,3 +10,3 @@)"
     lines: tuple[HunkLine, ...]
+    start: int = 0  # the header's old start line (1-based); 0: none said
 
     @property
     def old(self) -> tuple[str, ...]:
@@ -58,10 +59,11 @@ def apply_hunks(content: str, hunks: Sequence[Hunk]) -> tuple[str, list[str]]:
     lines = split_lines(content)
     eol = _dominant_eol(lines)
     problems: list[str] = []
-    cursor = 0
+    cursor = offset = 0
     for hunk in hunks:
+        said = hunk.start - 1 + offset if hunk.start > 0 else None  # as git apply reads it
         try:
-            start = _locate(lines, hunk.old, cursor)
+            start = _locate(lines, hunk.old, cursor, said)
         except _Unplaceable as why:
             problems.append(f"{hunk.label}: {why}")
             continue
@@ -69,13 +71,16 @@ def apply_hunks(content: str, hunks: Sequence[Hunk]) -> tuple[str, list[str]]:
         replacement = _replacement(lines[start:end], hunk, eol)
         lines[start:end] = replacement
         cursor = start + len(replacement)
+        offset += len(replacement) - len(hunk.old)
     text = _join(lines, eol)
     if not any(hunk.mentions_eof for hunk in hunks) and content and not content.endswith("\n"):
         text = _without_final_eol(text)  # the model said nothing about it: keep the file's state
     return text, problems
 
 
-def _locate(lines: list[str], old: tuple[str, ...], cursor: int) -> int:
+def _locate(lines: list[str], old: tuple[str, ...], cursor: int, said: int | None = None) -> int:
+    """Where the hunk's context is: its one place, or, where it matches exactly in several,
+    the one its header names (as git apply takes it); else _Unplaceable."""
     if not old:
         if not lines:
             return 0
@@ -89,6 +94,8 @@ def _locate(lines: list[str], old: tuple[str, ...], cursor: int) -> int:
         found = _find(hay, needle, cursor) or _find(hay, needle, 0)
         if len(found) == 1:
             return found[0]
+        if found and key is _exact and said in found:
+            return said
         if found:
             raise _Unplaceable(_ambiguous(found))
     raise _Unplaceable(_not_found(lines, old))

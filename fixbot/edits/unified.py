@@ -3,6 +3,7 @@ placed by its content (hunks.py), never by its line numbers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -107,7 +108,13 @@ def _hunk(parsed: ParsedHunk, label: str) -> Hunk:
                 lines[-1] = HunkLine(lines[-1].kind, lines[-1].text, no_eol=True)
         elif line.line_type in _KINDS:
             lines.append(HunkLine(_KINDS[line.line_type], line.value.removesuffix("\n")))
-    return Hunk(label, tuple(lines))
+    # The reader writes each hunk's counts itself and keeps the header the diff had as the
+    # section text: its old start line is the one the diff said.
+    said = _SAID_START.match(parsed.section_header or "")
+    return Hunk(label, tuple(lines), int(said.group(1)) if said else 0)
+
+
+_SAID_START = re.compile(r"@@ -(\d+)")
 
 
 # --- plan ------------------------------------------------------------------------------

@@ -253,3 +253,41 @@ def test_write_changes_refuses_a_symlink_out_of_the_root(tmp_path: Path) -> None
         write_changes(patch, root)
     assert list(outside.iterdir()) == []
     assert not (root / "ok.py").exists()
+
+
+TWICE = (
+    "def a(x):\n    import os\n\n    try:\n        x = int(x)\n"
+    "    except ValueError:\n        return 0\n    return x\n"
+)
+TWO_ALIKE = TWICE + "\n\n" + TWICE.replace("def a", "def b")
+
+
+@pytest.mark.parametrize("start, edited", [(2, 0), (12, 1)])
+def test_a_context_that_matches_twice_goes_where_its_header_says(
+    tmp_path: Path, start: int, edited: int
+) -> None:
+    """As git apply takes it (a real project's historical fix, humanize's): the hunk's exact
+    context matches two places, and its header names one of them."""
+    diff = (
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
+        f"@@ -{start},6 +{start},7 @@\n     import os\n \n     try:\n+        x = x.strip()\n"
+        "         x = int(x)\n     except ValueError:\n         return 0\n"
+    )
+    (tmp_path / "m.py").write_text(TWO_ALIKE)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "fix.diff").write_text(diff)
+    subprocess.run(["git", "apply", "fix.diff"], cwd=tmp_path, check=True)
+    (change,) = plan_patch(diff, {"m.py": TWO_ALIKE}.get).changes
+    assert change.new == (tmp_path / "m.py").read_text()  # where git apply put it
+    parts = change.new.split("\n\n\n")
+    assert ("x = x.strip()" in parts[edited]) and ("x = x.strip()" not in parts[1 - edited])
+
+
+def test_a_context_that_matches_twice_away_from_its_header_is_ambiguous() -> None:
+    diff = (
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
+        "@@ -7,6 +7,7 @@\n     import os\n \n     try:\n+        x = x.strip()\n"
+        "         x = int(x)\n     except ValueError:\n         return 0\n"
+    )
+    with pytest.raises(DiffRejected, match="ambiguous"):
+        plan_patch(diff, {"m.py": TWO_ALIKE}.get)

@@ -267,7 +267,7 @@ def test_b05g_the_screen_reads_no_file_without_a_python_suffix(name: str) -> Non
 # FIFO among its descriptors and ends the process with status 0 before the test runs. The
 # first judgement is met by a tell (/workspace). With `policy: off` the code is in calc.py;
 # under strict, in a suffix-less file the screen never reads (B5), run by runpy.run_path.
-# Contained (strict: B5, B3; off: the persona makes the tell it uses wrong; docs say off can be forged).
+# Contained (strict: B5, B3; off: the persona makes its tell wrong; docs say off is forgeable).
 FORGE_CHILD = """import os
 import stat
 import sys
