@@ -23,6 +23,7 @@ proves nothing: its check runs whole.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,7 @@ from fixbot.checks.rejudge import (
     Judgement,
     interpreter_of,
     judge_all,
+    once_passed,
     plans,
     rejudged,
 )
@@ -283,7 +285,9 @@ class Trial:
         if problems(baseline, result):
             return result
         exists = lambda rel: _is_file(self.snapshot.tree, rel)  # noqa: E731
-        return rejudged(baseline, result, self.checks, exists, self._judge)
+        digest = hashlib.sha256(self.patch_text.encode()).hexdigest()
+        candidate = (str(self.snapshot.tree), self.snapshot.commit, digest)
+        return rejudged(baseline, result, self.checks, exists, once_passed(candidate, self._judge))
 
     def rerun(self, selection: Selection) -> tuple[CheckResult, list[str]]:
         parts, tampered = self.run(set(selection), selection)

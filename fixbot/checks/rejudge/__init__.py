@@ -5,7 +5,7 @@ runs, the nonce, the verdicts, the disagreements)."""
 
 from __future__ import annotations
 
-from fixbot.checks.rejudge.decide import rejudged
+from fixbot.checks.rejudge.decide import once_passed, rejudged
 from fixbot.checks.rejudge.judge import (
     GRACE,
     JUDGE_MOUNT,
@@ -21,6 +21,7 @@ __all__ = [
     "Judgement",
     "interpreter_of",
     "judge_all",
+    "once_passed",
     "plans",
     "rejudged",
 ]

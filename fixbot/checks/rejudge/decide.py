@@ -71,3 +71,28 @@ def _decisive(
                 pairs.append((test, nodeid))
         if pairs:
             yield spec, pairs
+
+
+# A candidate's passed second judgements, by (the candidate, the check, its decisive tests): a
+# later trial of the same diff (the verification's clean copies) takes them as they are.
+_PASSED: dict[tuple[str, ...], list[Judgement]] = {}
+_KEPT = 256
+
+
+def once_passed(candidate: tuple[str, ...], judge: Judge) -> Judge:
+    """`judge`, whose verdicts for one candidate are kept when every test passed: the same diff
+    is judged a second time once per process, not once per trial; any other verdict (a
+    disagreement, and its retry) is judged afresh each time."""
+
+    def judged(spec: CheckSpec, decisive: Sequence[tuple[str, str]]) -> list[Judgement]:
+        key = (*candidate, spec.name, *(f"{test}\0{node}" for test, node in decisive))
+        if key in _PASSED:
+            return _PASSED[key]
+        found = judge(spec, decisive)
+        if found and all(j.verdict == "passed" for j in found):
+            if len(_PASSED) >= _KEPT:
+                _PASSED.clear()
+            _PASSED[key] = found
+        return found
+
+    return judged
