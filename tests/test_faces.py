@@ -61,6 +61,7 @@ FACES: dict[str, set[str]] = {
         "Judgement",
         "interpreter_of",
         "judge_all",
+        "once_passed",
         "plans",
         "rejudged",
     },

@@ -3,6 +3,7 @@ adds under a name pytest reads first (a pytest.ini before the pyproject.toml) is
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -62,5 +63,7 @@ def test_a_pytest_ini_the_candidate_adds_is_never_read(tmp_path: Path) -> None:
     assert run["configured"] == ["/workspace", "/workspace/pyproject.toml"]
     attempt, _ = run_trial(sandbox, snapshot, config, SHADOW, baseline=baseline, mode="full")
     assert attempt["tests"]["tests.test_calc::test_add"]["outcome"] == "failed"  # it ran
-    assert "-c /workspace/pyproject.toml --rootdir=/workspace" in attempt["commands"][-1]
+    # pinned where the run sees the tree (the host's path for the repository: persona.py)
+    pinned = re.search(r"-c (\S+)/pyproject\.toml --rootdir=(\S+)", attempt["commands"][-1])
+    assert pinned is not None and pinned.group(1) == pinned.group(2), attempt["commands"]
     assert "deselected" not in attempt["log_tail"]
