@@ -158,10 +158,10 @@ def tree_of(launcher: Launcher) -> str:
 
 
 def relocated(line: bytes, tree_at: str) -> bytes:
-    """A channel line with the tree's paths under `tree_at` written as under WORKSPACE."""
-    return line.replace(f"{tree_at}/".encode(), f"{WORKSPACE}/".encode()).replace(
-        f'"{tree_at}"'.encode(), f'"{WORKSPACE}"'.encode()
-    )
+    """A channel line with the tree's paths under `tree_at` written as under WORKSPACE (the
+    one rule: relocated_text's, on the line's bytes as they are)."""
+    text = relocated_text(line.decode("utf-8", "surrogateescape"), tree_at)
+    return text.encode("utf-8", "surrogateescape")
 
 
 def relocated_text(text: str, tree_at: str) -> str:
