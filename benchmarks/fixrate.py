@@ -21,6 +21,12 @@ The same tasks, the same model and endpoint, in one run, four sides:
   `--fixbot-root` (default: this one), its defaults, the task's own `.fixbot.yml` (with
   `--fixbot-config-extra` appended and committed, design split only).
 
+The same four sides run on the real-build corpus (`--corpus realbuilds`,
+`benchmarks/realtasks.py`): a baseline is shown the windows of the historical fix's file (the
+functions it changed: an oracle's hint fixbot never gets) instead of the whole file, and the
+judge is the project's own test command in its own virtualenv, without network
+(`--mirrors`: the projects' git mirrors, as for benchmarks/realbuilds.py).
+
 One judge for every side (`benchmarks/judge.py`, no fixbot code): each candidate is a diff
 (`fix.diff` from fixbot's `--out`; a baseline's corrected file as `git diff`), applied to a
 clean copy of the task; a diff touching a test file is refused; the tests run in bubblewrap
@@ -43,8 +49,8 @@ diffs, test output, fixbot's evidence.json) goes to `--out DIR` (default
 /tmp/fixrate-evidence/<corpus>-<split>-run<k>), never into the repository.
 
     ../shared/tools/local-llm start
-    OPENAI_API_KEY=local python benchmarks/fixrate.py --corpus humanevalfix --split design \\
-        [--tasks 0-9] [--sides oneshot,bestofn,twocall,fixbot] [--resume] \\
+    OPENAI_API_KEY=local python benchmarks/fixrate.py --corpus humanevalfix|movedspec|realbuilds \\
+        --split design|heldout [--tasks 0-9] [--sides oneshot,bestofn,twocall,fixbot] [--resume] \\
         [--fixbot-root ../main] [--model fixbot-local] [--base-url http://127.0.0.1:8011/v1] \\
         [--timeout 600] [--fixbot-timeout 2400] [--results DIR] [--out DIR]
 
@@ -72,6 +78,7 @@ from pathlib import Path
 from typing import Any
 
 import corpora
+import realtasks
 import tables
 from corpora import SPLITS, Task
 from judge import Judge, Verdict, failure_excerpt, file_diff
@@ -170,12 +177,21 @@ def extract_code(reply: str) -> tuple[str, str]:
     return reply, "no block"
 
 
-def messages_for(template: str, task: Task, code: str, failure: str) -> list[dict[str, str]]:
-    text = template.format(
+AnyTask = Task | realtasks.RealTask
+
+
+def messages_for(rewrite: bool, task: AnyTask, code: str, failure: str) -> list[dict[str, str]]:
+    """The one-shot's prompt (`rewrite`: the rewrite ask) for `task`: the whole file for a
+    HumanEvalFix task, the historical fix's window for a real build."""
+    templates, fields = (ONESHOT, REWRITE), {}
+    if isinstance(task, realtasks.RealTask):
+        templates, fields = task.templates(), task.fields()
+    text = templates[rewrite].format(
         source=task.source,
         entry=task.entry_point,
         code=code if code.endswith("\n") else code + "\n",
         failure=failure,
+        **fields,
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
 
@@ -228,10 +244,12 @@ def git_line(root: Path, *args: str) -> str:
 
 def tree_state(root: Path, folder: str) -> tuple[str, str]:
     """(the last commit that changed `folder`: the code measured, whatever came after it; ""
-    or the SHA-256 of the uncommitted changes under `folder`)."""
-    commit = git_line(root, "log", "-1", "--format=%H", "--", folder) or "unknown"
-    changes = git_line(root, "diff", "HEAD", "--", folder)
-    untracked = git_line(root, "ls-files", "--others", "--exclude-standard", "--", folder)
+    or the SHA-256 of the uncommitted changes under `folder`). Rows are data, not code: the
+    results folder never counts (a run may start while another's rows are uncommitted)."""
+    paths = ["--", folder, ":(exclude)benchmarks/results"]
+    commit = git_line(root, "log", "-1", "--format=%H", *paths) or "unknown"
+    changes = git_line(root, "diff", "HEAD", *paths)
+    untracked = git_line(root, "ls-files", "--others", "--exclude-standard", *paths)
     if not changes and not untracked:
         return commit, ""
     return commit, hashlib.sha256((changes + untracked).encode()).hexdigest()[:16]
@@ -312,18 +330,18 @@ class Evidence:
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
 
-    def write(self, task: Task, name: str, text: str) -> None:
+    def write(self, task: AnyTask, name: str, text: str) -> None:
         if self.folder is not None:
             path = self.folder / task.slug / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
 
-    def read(self, task: Task, name: str) -> str | None:
+    def read(self, task: AnyTask, name: str) -> str | None:
         if self.folder is None or not (self.folder / task.slug / name).is_file():
             return None
         return (self.folder / task.slug / name).read_text(encoding="utf-8")
 
-    def keep(self, task: Task, source: Path, name: str) -> None:
+    def keep(self, task: AnyTask, source: Path, name: str) -> None:
         if self.folder is not None and source.exists():
             dest = self.folder / task.slug / name
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -340,7 +358,7 @@ class Evidence:
 class Context:
     settings: Settings
     fixbot: FixbotBuild
-    judge: Judge
+    judge: Judge | realtasks.RealJudge
     chat: Chat | None
     evidence: Evidence
     harness: tuple[str, str]  # this benchmark's commit, and "" or its uncommitted changes' hash
@@ -350,7 +368,7 @@ class Context:
 class Prepared:
     """A task, and its buggy code judged (what the prompts show)."""
 
-    task: Task
+    task: AnyTask
     code: str
     baseline: Verdict
     failure: str
@@ -369,10 +387,16 @@ class Outcome:
     extra: dict[str, Any] = field(default_factory=dict)  # the fixbot side's own facts
 
 
-def prepare(task: Task, ctx: Context) -> Prepared:
-    code = (task.repo / task.source).read_text(encoding="utf-8")
-    baseline = ctx.judge.baseline(task)
-    failure = failure_excerpt(baseline.output)
+def prepare(task: AnyTask, ctx: Context) -> Prepared:
+    if isinstance(task, realtasks.RealTask):
+        assert isinstance(ctx.judge, realtasks.RealJudge)
+        baseline = ctx.judge.baseline(task)
+        code, failure = task.shown(), realtasks.failure_excerpt(task, baseline.output)
+    else:
+        assert isinstance(ctx.judge, Judge)
+        code = (task.repo / task.source).read_text(encoding="utf-8")
+        baseline = ctx.judge.baseline(task)
+        failure = failure_excerpt(baseline.output)
     ctx.evidence.write(task, "baseline.txt", baseline.output)
     return Prepared(task, code, baseline, failure, max(1, baseline.collected))
 
@@ -404,8 +428,8 @@ def try_call(
     shape = "no reply"
     if not call.error:
         candidate, shape = extract_code(call.text)
-        diff = file_diff(prep.task, candidate) if candidate.strip() else ""
-        verdict = ctx.judge.judge(prep.task, diff, expected=prep.expected)
+        diff = candidate_diff(prep.task, call.text) if candidate.strip() else ""
+        verdict = judge_diff(ctx, prep.task, diff, prep.expected)
         ctx.evidence.write(prep.task, f"{name}.diff", diff)
         ctx.evidence.write(prep.task, f"{name}.judge.txt", verdict.output)
         outcome.diff, outcome.verdict, outcome.judge = diff, verdict.verdict, verdict.brief()
@@ -414,6 +438,22 @@ def try_call(
     if outcome.fixed:
         outcome.fixed_at_call = len(outcome.calls)
     return outcome.fixed
+
+
+def candidate_diff(task: AnyTask, reply: str) -> str:
+    """A reply as a diff: the corrected file (its first block) of a HumanEvalFix task, every
+    window's block spliced back for a real build."""
+    if isinstance(task, realtasks.RealTask):
+        return task.candidate_diff(reply)
+    return file_diff(task, extract_code(reply)[0])
+
+
+def judge_diff(ctx: Context, task: AnyTask, diff: str, expected: int) -> Verdict:
+    if isinstance(task, realtasks.RealTask):
+        assert isinstance(ctx.judge, realtasks.RealJudge)
+        return ctx.judge.judge(task, diff, expected=expected)
+    assert isinstance(ctx.judge, Judge)
+    return ctx.judge.judge(task, diff, expected=expected)
 
 
 def first_call(ctx: Context, prep: Prepared) -> tuple[Call, bool]:
@@ -426,7 +466,7 @@ def first_call(ctx: Context, prep: Prepared) -> tuple[Call, bool]:
         prep.first = Call(**json.loads(kept))
         return prep.first, True
     assert ctx.chat is not None
-    prep.first = ctx.chat.ask(messages_for(ONESHOT, prep.task, prep.code, prep.failure), 0.0)
+    prep.first = ctx.chat.ask(messages_for(False, prep.task, prep.code, prep.failure), 0.0)
     ctx.evidence.write(prep.task, "oneshot.call.json", json.dumps(prep.first.__dict__))
     return prep.first, False
 
@@ -444,7 +484,7 @@ def side_bestofn(ctx: Context, prep: Prepared) -> Outcome:
     if try_call(ctx, prep, call, "bestofn-1", outcome, reused=asked_before):
         return outcome
     assert ctx.chat is not None
-    messages = messages_for(ONESHOT, prep.task, prep.code, prep.failure)
+    messages = messages_for(False, prep.task, prep.code, prep.failure)
     for k in range(2, ctx.settings.n + 1):
         sample = ctx.chat.ask(messages, SAMPLE_TEMPERATURE)
         if try_call(ctx, prep, sample, f"bestofn-{k}", outcome):
@@ -458,7 +498,7 @@ def side_twocall(ctx: Context, prep: Prepared) -> Outcome:
     if try_call(ctx, prep, call, "twocall-1", outcome, reused=asked_before):
         return outcome
     assert ctx.chat is not None
-    rewrite = ctx.chat.ask(messages_for(REWRITE, prep.task, prep.code, prep.failure), 0.0)
+    rewrite = ctx.chat.ask(messages_for(True, prep.task, prep.code, prep.failure), 0.0)
     try_call(ctx, prep, rewrite, "twocall-2", outcome)
     return outcome
 
@@ -574,7 +614,8 @@ def side_fixbot(ctx: Context, prep: Prepared) -> Outcome:
     path = os.pathsep.join(filter(None, [str(ctx.fixbot.root), os.environ.get("PYTHONPATH", "")]))
     env = {**os.environ, "OPENAI_API_KEY": settings.api_key, "PYTHONPATH": path}
     with tempfile.TemporaryDirectory(prefix="fixrate-fixbot-") as scratch:
-        repo = shutil.copytree(task.repo, Path(scratch) / "repo", symlinks=True)
+        pristine = task.fixbot_repo if isinstance(task, realtasks.RealTask) else task.repo
+        repo = shutil.copytree(pristine, Path(scratch) / "repo", symlinks=True)
         if settings.config_extra:
             config = repo / ".fixbot.yml"
             text = config.read_text(encoding="utf-8")
@@ -600,7 +641,7 @@ def side_fixbot(ctx: Context, prep: Prepared) -> Outcome:
     attempts = model_attempts(evidence)
     tokens = summary.get("tokens") or evidence.get("tokens") or {}
     outcome = Outcome(diff=diff)
-    verdict = ctx.judge.judge(task, diff, expected=prep.expected) if diff.strip() else None
+    verdict = judge_diff(ctx, task, diff, prep.expected) if diff.strip() else None
     if verdict is not None:
         ctx.evidence.write(task, "fixbot.judge.txt", verdict.output)
         outcome.fixed, outcome.verdict = verdict.fixed, verdict.verdict
@@ -718,7 +759,9 @@ def progress(message: str) -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--corpus", choices=corpora.CORPORA, default="humanevalfix")
+    parser.add_argument(
+        "--corpus", choices=[*corpora.CORPORA, realtasks.CORPUS], default="humanevalfix"
+    )
     parser.add_argument("--split", choices=list(SPLITS), default="design")
     parser.add_argument("--tasks", type=corpora.parse_tasks, help="design only: e.g. 0-9")
     parser.add_argument("--sides", help=f"design only: a comma list of {', '.join(SIDES)}")
@@ -733,6 +776,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--results", type=Path, default=RESULTS, help=f"default: {RESULTS}")
     parser.add_argument("--out", type=Path, help="design only: where the evidence goes")
     parser.add_argument("--data", type=Path, default=corpora.DATA)
+    parser.add_argument(
+        "--mirrors", type=Path, default=realtasks.DEFAULT_MIRRORS, help="realbuilds: git mirrors"
+    )
     args = parser.parse_args(argv)
     if args.split == "heldout":
         tuned = [
@@ -756,12 +802,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown:
         parser.error(f"--sides: no side {', '.join(unknown)}")
     args.sides = tuple(s for s in SIDES if s in args.sides)
-    chosen = args.tasks or list(SPLITS[args.split])
-    outside = [n for n in chosen if n not in SPLITS[args.split]]
+    real = args.corpus == realtasks.CORPUS
+    split = realtasks.numbers_of(args.split) if real else SPLITS[args.split]
+    chosen = args.tasks or list(split)
+    outside = [n for n in chosen if n not in split]
     if outside:
         parser.error(f"--tasks: {outside} are not in the {args.split} split")
     args.tasks = chosen
-    if not (args.data / corpora.JSONL).is_file():
+    if not real and not (args.data / corpora.JSONL).is_file():
         parser.error(f"no {corpora.JSONL} in {args.data}")
     if args.n is not None and args.n < 1:
         parser.error("--n must be at least 1")
@@ -788,7 +836,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if heldout and (build.dirty or harness[1]):
         print("fixrate: the held-out split measures committed code: commit first", file=sys.stderr)
         return 2
-    judge = Judge()
+    judge = realtasks.RealJudge() if args.corpus == realtasks.CORPUS else Judge()
     settings = Settings(
         corpus=args.corpus,
         split=args.split,
@@ -840,32 +888,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="fixrate-") as scratch, chat_for(settings) as chat:
         ctx = Context(settings, build, judge, chat, ctx_evidence, harness)
-        tasks = corpora.build(args.corpus, args.data, Path(scratch) / "repos", args.tasks)
+        tasks = build_tasks(args, Path(scratch))
         for index, task in enumerate(tasks, 1):
             pending = [side for side in settings.sides if (task.id, side) not in done]
             if not pending:
                 continue
-            prep = prepare(task, ctx)
+            try:
+                prep = prepare_task(task, ctx, Path(scratch) / task.slug)
+            except realtasks.TaskError as exc:
+                progress(f"{task.id}: not measured: {str(exc)[:600]}")
+                continue
             if prep.baseline.fixed:
                 progress(f"{task.id}: the buggy code passes its tests: not a task; skipped")
                 continue
-            for side in pending:
-                started = time.monotonic()
-                outcome = RUNNERS[side](ctx, prep)
-                # A reused call cost its time once, and counts in every side that uses it.
-                seconds = (
-                    time.monotonic()
-                    - started
-                    + sum(c["seconds"] for c in outcome.calls if c.get("reused"))
-                )
-                row = make_row(ctx, prep, side, outcome, seconds, run, date)
-                append_row(rows_path, row)
-                progress(
-                    f"[{index}/{len(tasks)}] {task.id} {side}: recorded" if heldout else note(row)
-                )
+            try:
+                run_sides(ctx, prep, pending, run, date, rows_path, f"[{index}/{len(tasks)}]")
+            finally:
+                if isinstance(task, realtasks.RealTask):
+                    task.close()
     rows = [row for row in read_rows(rows_path) if row["run"] == run]
     print(tables.render(rows, details=not heldout), end="")
     return 0
+
+
+def build_tasks(args: argparse.Namespace, scratch: Path) -> Sequence[AnyTask]:
+    if args.corpus == realtasks.CORPUS:
+        return realtasks.tasks_for(args.split, args.tasks, args.mirrors)
+    return corpora.build(args.corpus, args.data, scratch / "repos", args.tasks)
+
+
+def prepare_task(task: AnyTask, ctx: Context, scratch: Path) -> Prepared:
+    if isinstance(task, realtasks.RealTask):
+        progress(f"{task.id}: setting up its checkouts and virtualenv")
+        task.prepare(scratch)
+    return prepare(task, ctx)
+
+
+def run_sides(
+    ctx: Context,
+    prep: Prepared,
+    sides: Sequence[str],
+    run: int,
+    date: str,
+    rows_path: Path,
+    where: str,
+) -> None:
+    heldout = ctx.settings.split == "heldout"
+    for side in sides:
+        started = time.monotonic()
+        outcome = RUNNERS[side](ctx, prep)
+        # A reused call cost its time once, and counts in every side that uses it.
+        seconds = (
+            time.monotonic() - started + sum(c["seconds"] for c in outcome.calls if c.get("reused"))
+        )
+        row = make_row(ctx, prep, side, outcome, seconds, run, date)
+        append_row(rows_path, row)
+        progress(f"{where} {prep.task.id} {side}: recorded" if heldout else note(row))
 
 
 if __name__ == "__main__":

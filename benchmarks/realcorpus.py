@@ -425,7 +425,7 @@ def run_suite(repo: Path, venv: Path, case: Case, log: Path, timeout: float = 18
         ran, failing = _junit_outcomes(report)
         report.unlink(missing_ok=True)  # 8 MB for packaging's 62,000 tests
     else:
-        ran, failing = _unittest_outcomes(output)
+        ran, failing = unittest_outcomes(output)
     return SuiteRun(
         step.command, step.returncode, step.seconds, step.timed_out, ran, failing, step.tail
     )
@@ -445,7 +445,7 @@ def _junit_outcomes(report: Path) -> tuple[int, tuple[str, ...]]:
     return ran, tuple(sorted(failing))
 
 
-def _unittest_outcomes(output: str) -> tuple[int, tuple[str, ...]]:
+def unittest_outcomes(output: str) -> tuple[int, tuple[str, ...]]:
     ran = sum(int(m) for m in _UNITTEST_RAN.findall(output))
     failing = set()
     for method, where in _UNITTEST_FAILURE.findall(output):

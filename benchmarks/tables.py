@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import itertools
 import json
 import sys
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import corpora
+import realtasks
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -37,7 +39,7 @@ NOTE = (
     "regenerate it, never edit it -->"
 )
 SIDES = ("oneshot", "bestofn", "twocall", "fixbot")
-CORPUS_ORDER = ("humanevalfix", "movedspec")
+CORPUS_ORDER = ("humanevalfix", "movedspec", "realbuilds")
 SPLIT_ORDER = ("design", "heldout")
 LAYOUTS = ("docstring", "comment", "module", "tests")
 SETTING_KEYS = ("corpus", "split", "model", "base_url", "fixbot_commit", "fixbot_dirty")
@@ -54,12 +56,20 @@ def side_name(side: str, settings: Mapping[str, Any]) -> str:
     }[side]
 
 
-CORPORA = ("humanevalfix", "movedspec")  # the fix rate's (realbuilds.py writes its own table)
+# the fix rate's corpora (realbuilds.py's own rows, `realbuilds-DATE-runK.jsonl`, with the
+# model scripted, are another table: only `realbuilds-SPLIT-...` files are the fix rate's)
+CORPORA = ("humanevalfix", "movedspec", "realbuilds")
 
 
 def read_results(folder: Path) -> list[dict[str, Any]]:
     rows = []
-    for path in sorted(p for corpus in CORPORA for p in folder.glob(f"{corpus}-*-run*.jsonl")):
+    found = (
+        p
+        for corpus in CORPORA
+        for split in SPLIT_ORDER
+        for p in folder.glob(f"{corpus}-{split}-*-run*.jsonl")
+    )
+    for path in sorted(found):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 rows.append(json.loads(line))
@@ -141,8 +151,17 @@ def _paired_ratio(rows: Sequence[Mapping[str, Any]], base: str) -> str:
     return ratio if everything else f"{ratio} (the {len(both)} tasks both have)"
 
 
-def _task_key(task: str) -> int:
-    return int(task.rsplit("/", 1)[-1])
+def _task_key(task: str) -> tuple[int, str]:
+    """`Python/7` by its number; a real build's case id (`tomli-2`) by its manifest place."""
+    tail = task.rsplit("/", 1)[-1]
+    if tail.isdigit():
+        return int(tail), ""
+    return _case_order().get(task, 10**6), task
+
+
+@functools.cache
+def _case_order() -> dict[str, int]:
+    return {case: n for n, case in enumerate(realtasks.case_ids())}
 
 
 def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], details: bool) -> str:
@@ -152,11 +171,14 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
     sides = [s for s in SIDES if any(row["side"] == s for rows in runs.values() for row in rows)]
     dates = ", ".join(f"run {run}: {rows[0]['date']}" for run, rows in runs.items())
     commit = head["fixbot_commit"][:12] + (" (uncommitted changes)" if head["fixbot_dirty"] else "")
-    split = corpora.SPLITS.get(head["split"], ())
+    real = head["corpus"] == realtasks.CORPUS
+    split = realtasks.numbers_of(head["split"]) if real else corpora.SPLITS.get(head["split"], ())
     whole = set(numbers) == set(split)
+    ids = sorted({row["task"] for rows in runs.values() for row in rows}, key=_task_key)
+    named = ", ".join(ids) if real else describe_tasks(numbers)
     lines = [
         f"**{head['corpus']}, {head['split']} split: {len(numbers)} tasks "
-        f"({describe_tasks(numbers)})" + ("" if whole else f", of the split's {len(split)}") + "**",
+        f"({named})" + ("" if whole else f", of the split's {len(split)}") + "**",
         "",
         f"fixbot {commit}; model `{head['model']}` at {head['base_url']}; {dates}; "
         f"extra fixbot config: {settings.get('fixbot_config_extra') or 'none'}.",
@@ -212,6 +234,7 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
                 f"the judge agreed on {agree}, judged fixed where fixbot said not: {judged_only}"
             )
         lines += ["fixbot's own verdict (recorded, not counted): " + "; ".join(claims) + ".", ""]
+        lines += ["fixbot's failures by category: " + "; ".join(_categories(runs)) + ".", ""]
     if "fixbot" in sides and "bestofn" in sides:
         first = next(iter(runs))
         t = totals[first]
@@ -248,6 +271,24 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
     if details:
         lines += _details(runs, sides)
     return "\n".join(lines)
+
+
+def _categories(runs: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """Per run, the judge's fixbot failures by fixbot's category (`categorize` in fixrate.py;
+    `claimed` where fixbot said fixed and the judge did not agree)."""
+    found = []
+    for run, rows in runs.items():
+        counts: dict[str, int] = defaultdict(int)
+        for row in rows:
+            if row["side"] != "fixbot" or row["fixed"]:
+                continue
+            fixbot = row.get("fixbot") or {}
+            counts[
+                fixbot.get("category") or ("claimed" if fixbot.get("claimed_fixed") else "-")
+            ] += 1
+        text = ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda c: -c[1]))
+        found.append(f"{'run ' + str(run) + ': ' if len(runs) > 1 else ''}{text or 'none'}")
+    return found
 
 
 def _details(runs: Mapping[int, Sequence[Mapping[str, Any]]], sides: Sequence[str]) -> list[str]:
