@@ -115,7 +115,9 @@ _CONTEXT = re.compile(
 )
 _RETRY = re.compile(r'"event": "model_retry"|\bmodel_retry\b')
 _RAN = frozenset({"pass", "fail", "applied"})  # fixbot verdicts of an attempt whose tests ran
-FIXBOT_CATEGORIES = ("hang", "context", "refused", "stuck", "wrong", "error")
+FIXBOT_CATEGORIES = ("hang", "context", "unusable", "refused", "stuck", "wrong", "error")
+# an attempt's problems that say its reply held no edit that applies (not a policy refusal)
+_UNUSABLE = re.compile(r"contains no edit|does not apply|not found in the file", re.I)
 
 
 # --- the model: the openai SDK directly, nothing of fixbot's ---
@@ -571,7 +573,9 @@ def _check_status(attempt: Mapping[str, Any]) -> str:
 
 def categorize(status: str, reason: str, evidence: Mapping[str, Any], timed_out: bool) -> str:
     """Why fixbot did not fix it, by its own evidence ("" when it says it fixed it): the first
-    that fits of hang, context, refused, stuck, wrong, error."""
+    that fits of hang, context, unusable (every reply held no edit that applies), refused
+    (every attempt rejected, a policy refusal among them), stuck, wrong, error. Rows before
+    `unusable` existed count both as `refused`."""
     if status in ("fixed", "already_passing"):
         return ""
     attempts = model_attempts(evidence)
@@ -587,7 +591,8 @@ def categorize(status: str, reason: str, evidence: Mapping[str, Any], timed_out:
     if _CONTEXT.search(reason) or any(_CONTEXT.search(p) for p in problems):
         return "context"
     if attempts and all(a.get("verdict") == "rejected" for a in attempts):
-        return "refused"
+        said = [str(p) for a in attempts for p in (a.get("problems") or [""])]
+        return "unusable" if all(_UNUSABLE.search(p) for p in said) else "refused"
     if reason.startswith("stuck") or evidence.get("escalation") == "stuck":
         return "stuck"
     if any(a.get("verdict") in _RAN for a in attempts):

@@ -284,3 +284,52 @@ def test_every_fixrate_block_in_the_docs_is_the_committed_rows() -> None:
         assert tables.main(["--check", str(page)]) == 0, (
             f"python benchmarks/tables.py --write {page}"
         )
+
+
+def attempt(verdict: str, *problems: str, status: str = "failed") -> dict[str, Any]:
+    return {
+        "number": 1,
+        "reply": "...",
+        "verdict": verdict,
+        "problems": list(problems),
+        "check": {"status": status},
+    }
+
+
+@pytest.mark.parametrize(
+    ("attempts", "status", "reason", "category"),
+    [
+        (
+            [attempt("rejected", "the reply contains no edit: no ```python block")],
+            "escalated",
+            "",
+            "unusable",
+        ),
+        (
+            [
+                attempt("rejected", "the diff does not apply: hunk 1 of a.py"),
+                attempt("rejected", "the reply contains no edit"),
+            ],
+            "escalated",
+            "",
+            "unusable",
+        ),
+        (
+            [
+                attempt("rejected", "the reply contains no edit"),
+                attempt("rejected", "tests/x.py is protected"),
+            ],
+            "escalated",
+            "",
+            "refused",
+        ),
+        ([attempt("fail"), attempt("fail")], "escalated", "stuck: the same failure", "stuck"),
+        ([attempt("fail")], "escalated", "budget spent", "wrong"),
+        ([attempt("fail", status="timeout")], "escalated", "", "hang"),
+        ([attempt("pass")], "fixed", "", ""),
+    ],
+)
+def test_fixbot_failures_are_categorised(
+    attempts: list[dict[str, Any]], status: str, reason: str, category: str
+) -> None:
+    assert fixrate.categorize(status, reason, {"attempts": attempts}, timed_out=False) == category
