@@ -278,7 +278,13 @@ def test_results_number_the_runs(tmp_path: Path) -> None:
 
 def test_every_fixrate_block_in_the_docs_is_the_committed_rows() -> None:
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    marked = [page for page in pages if page.is_file() and tables.BEGIN in page.read_text()]
+    marked = [
+        page
+        for page in pages
+        if page.is_file()
+        and (tables.BEGIN in page.read_text() or tables.LINE_BEGIN in page.read_text())
+    ]
+    assert ROOT / "README.md" in marked, "the README's held-out line is not generated"
     assert marked, "no page holds the fix-rate tables"
     for page in marked:
         assert tables.main(["--check", str(page)]) == 0, (
@@ -333,3 +339,25 @@ def test_fixbot_failures_are_categorised(
     attempts: list[dict[str, Any]], status: str, reason: str, category: str
 ) -> None:
     assert fixrate.categorize(status, reason, {"attempts": attempts}, timed_out=False) == category
+
+
+def test_the_readme_line_gives_the_heldout_figures_of_every_run(tmp_path: Path) -> None:
+    assert tables.render_line(rows_of_two_runs()) == "The held-out split is not measured yet.\n"
+    heldout = [{**r, "split": "heldout"} for r in rows_of_two_runs()]
+    line = tables.render_line(heldout)
+    assert "held-out humanevalfix (62 tasks, 3 of them measured so far; fixbot 0123456" in line
+    assert (
+        "fixed by the one-shot 1 / 1, best-of-4 2 / 2, fix-then-rewrite 0 / 0, fixbot 2 / 1" in line
+    )
+    assert "fixbot / best-of-4 1.00x / 0.50x, fixbot / the one-shot 2.00x / 1.00x" in line
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "humanevalfix-heldout-2026-01-02-run1.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in heldout)
+    )
+    page = tmp_path / "README.md"
+    page.write_text(f"intro\n{tables.LINE_BEGIN}\nold\n{tables.LINE_END}\nafter\n")
+    assert tables.main(["--results", str(results), "--check", str(page)]) == 1
+    assert tables.main(["--results", str(results), "--write", str(page)]) == 0
+    assert tables.main(["--results", str(results), "--check", str(page)]) == 0
+    assert "3 of them measured so far" in page.read_text()
