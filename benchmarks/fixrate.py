@@ -902,6 +902,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 prep = prepare_task(task, ctx, Path(scratch) / task.slug)
             except realtasks.TaskError as exc:
                 progress(f"{task.id}: not measured: {str(exc)[:600]}")
+                if isinstance(task, realtasks.RealTask):
+                    task.close()
                 continue
             if prep.baseline.fixed:
                 progress(f"{task.id}: the buggy code passes its tests: not a task; skipped")

@@ -301,7 +301,7 @@ class RealTask:
     def shown(self) -> str:
         text = (self.repo / self.source).read_text(encoding="utf-8")
         return "\n".join(
-            f"`{w.path}`, lines {w.first}-{w.last}:\n```python\n{window_text(text, w)}```\n"
+            f"`{w.path}`, lines {w.first}-{w.last}:\n```python\n{_ended(window_text(text, w))}```\n"
             for w in self.windows
         )
 
