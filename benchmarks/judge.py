@@ -23,6 +23,7 @@ Nothing here imports fixbot: the judge must not share code with what it judges.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -238,13 +239,7 @@ class Judge:
             start_new_session=True,
             preexec_fn=_limit_memory,  # the caller is single-threaded
         )
-        try:
-            raw, _ = child.communicate(timeout=self.run_timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)
-            raw, _ = child.communicate()
-            timed_out = True
+        raw, timed_out = communicate_or_kill(child, self.run_timeout)
         seconds = time.monotonic() - started
         output = raw.decode("utf-8", "replace")
         if len(output) > OUTPUT_CAP:
@@ -271,6 +266,19 @@ class Judge:
             seconds=seconds,
             output=output,
         )
+
+
+def communicate_or_kill(child: subprocess.Popen[bytes], timeout: float) -> tuple[bytes, bool]:
+    """`child`'s output to its end, or to `timeout` and then its whole process group killed
+    (it was started in a session of its own); True when it was killed."""
+    try:
+        raw, _ = child.communicate(timeout=timeout)
+        return raw, False
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        raw, _ = child.communicate()
+        return raw, True
 
 
 def _limit_memory() -> None:

@@ -73,6 +73,7 @@ from benchmarks.realcorpus import (  # noqa: E402
     Materialised,
     apply_fix,
     canonical_test_id,
+    is_flaky,
     load_corpus,
     materialise,
     mirror_of,
@@ -342,14 +343,9 @@ def bare_holds(case: Case, fields: Mapping[str, Any]) -> bool:
     """The case holds: exactly its expected tests fail without the fix, none with it (the
     project's tests known to be flaky upstream aside, either way)."""
     expected = {canonical_test_id(t) for t in case.failing}
-    flaky = [canonical_test_id(t) for t in case.project.flaky]
 
     def steady(tests: Iterable[str]) -> set[str]:
-        return {
-            t
-            for t in tests
-            if t in expected or not any(t == f or t.startswith((f + ".", f + "[")) for f in flaky)
-        }
+        return {t for t in tests if t in expected or not is_flaky(t, case.project.flaky)}
 
     failing_after = steady(fields.get("bare_fixed_failing") or ())
     return (

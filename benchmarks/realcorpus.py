@@ -43,7 +43,7 @@ import sys
 import time
 import tomllib
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -422,7 +422,7 @@ def run_suite(repo: Path, venv: Path, case: Case, log: Path, timeout: float = 18
     step = run_logged(argv, repo, venv_env(venv), timeout, log)
     output = log.read_bytes()[start:].decode("utf-8", "replace")
     if case.kind == "pytest":
-        ran, failing = _junit_outcomes(report)
+        ran, failing, _ = junit_outcomes(report)
         report.unlink(missing_ok=True)  # 8 MB for packaging's 62,000 tests
     else:
         ran, failing = unittest_outcomes(output)
@@ -431,18 +431,21 @@ def run_suite(repo: Path, venv: Path, case: Case, log: Path, timeout: float = 18
     )
 
 
-def _junit_outcomes(report: Path) -> tuple[int, tuple[str, ...]]:
+def junit_outcomes(report: Path) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+    """(tests ran, failing ids, skipped ids) from pytest's JUnit report."""
     try:
         root = ET.parse(report).getroot()
     except (OSError, ET.ParseError):
-        return 0, ()
-    ran, failing = 0, set()
+        return 0, (), ()
+    ran, failing, skipped = 0, set(), set()
     for testcase in root.iter("testcase"):
         ran += 1
+        name = f"{testcase.get('classname', '')}.{testcase.get('name', '')}".strip(".")
         if testcase.find("failure") is not None or testcase.find("error") is not None:
-            name = f"{testcase.get('classname', '')}.{testcase.get('name', '')}".strip(".")
             failing.add(canonical_test_id(name))
-    return ran, tuple(sorted(failing))
+        elif testcase.find("skipped") is not None:
+            skipped.add(canonical_test_id(name))
+    return ran, tuple(sorted(failing)), tuple(sorted(skipped))
 
 
 def unittest_outcomes(output: str) -> tuple[int, tuple[str, ...]]:
@@ -452,6 +455,14 @@ def unittest_outcomes(output: str) -> tuple[int, tuple[str, ...]]:
         # Python 3.11 prints `test_x (pkg.mod.Class.test_x)`, older ones `(pkg.mod.Class)`.
         failing.add(where if where.endswith(f".{method}") else f"{where}.{method}")
     return ran, tuple(sorted(failing))
+
+
+def is_flaky(test: str, flaky: Iterable[str]) -> bool:
+    """`test` (a canonical id) is one of `flaky`, or inside one (a module, class or function
+    prefix: its parameter sets too)."""
+    return any(
+        test == f or test.startswith((f + ".", f + "[")) for f in map(canonical_test_id, flaky)
+    )
 
 
 def canonical_test_id(test: str) -> str:

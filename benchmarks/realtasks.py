@@ -41,19 +41,15 @@ Nothing here imports fixbot.
 from __future__ import annotations
 
 import ast
-import contextlib
 import difflib
-import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,13 +58,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from judge import Verdict, diff_paths, is_protected  # noqa: E402
+from judge import Verdict, communicate_or_kill, diff_paths, is_protected  # noqa: E402
 
 from benchmarks.realcorpus import (  # noqa: E402
     DEFAULT_MIRRORS,
     Case,
     Materialised,
     canonical_test_id,
+    is_flaky,
+    junit_outcomes,
     load_corpus,
     materialise,
     prepare_venv,
@@ -427,7 +425,7 @@ class RealJudge:
                 return self._verdict(early, "hang" if early.timed_out else "fail", prefilter=True)
         run = self._suite(task, timeout)
         flaky = task.case.project.flaky
-        others = {t for t in run.failing - failing if not _is_flaky(t, flaky)}
+        others = {t for t in run.failing - failing if not is_flaky(t, flaky)}
         baseline = self.baselines[task.id]
         passed = (
             not run.timed_out
@@ -502,13 +500,7 @@ class RealJudge:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            try:
-                raw, _ = child.communicate(timeout=timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                _kill(child)
-                raw, _ = child.communicate()
-                timed_out = True
+            raw, timed_out = communicate_or_kill(child, timeout)
             seconds = time.monotonic() - started
             output = raw.decode("utf-8", "replace")
             if task.case.kind == "pytest":
@@ -516,47 +508,26 @@ class RealJudge:
                 skipped_count = len(skipped)
             else:
                 ran, failing, skipped_count = unittest_counts(output)
-                skipped = frozenset()
+                skipped = ()
         if len(output) > OUTPUT_CAP:
             output = output[: OUTPUT_CAP // 4] + "\n[...]\n" + output[-OUTPUT_CAP // 2 :]
         return Run(
-            child.returncode, timed_out, seconds, ran, failing, skipped, skipped_count, output
+            child.returncode,
+            timed_out,
+            seconds,
+            ran,
+            frozenset(failing),
+            frozenset(skipped),
+            skipped_count,
+            output,
         )
 
 
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGKILL)
-
-
-def _is_flaky(test: str, flaky: Iterable[str]) -> bool:
-    return any(
-        test == f or test.startswith((f + ".", f + "[")) for f in map(canonical_test_id, flaky)
-    )
-
-
-def junit_outcomes(report: Path) -> tuple[int, frozenset[str], frozenset[str]]:
-    """(tests ran, failing ids, skipped ids) from pytest's JUnit report."""
-    try:
-        root = ET.parse(report).getroot()
-    except (OSError, ET.ParseError):
-        return 0, frozenset(), frozenset()
-    ran, failing, skipped = 0, set(), set()
-    for case in root.iter("testcase"):
-        ran += 1
-        name = canonical_test_id(f"{case.get('classname', '')}.{case.get('name', '')}".strip("."))
-        if case.find("failure") is not None or case.find("error") is not None:
-            failing.add(name)
-        elif case.find("skipped") is not None:
-            skipped.add(name)
-    return ran, frozenset(failing), frozenset(skipped)
-
-
-def unittest_counts(output: str) -> tuple[int, frozenset[str], int]:
+def unittest_counts(output: str) -> tuple[int, tuple[str, ...], int]:
     """(tests ran, failing ids, skipped count) from unittest's output."""
     ran, failing = unittest_outcomes(output)
     skipped = sum(int(n) for n in _UNITTEST_SKIPPED.findall(output[-2000:]))
-    return ran, frozenset(failing), skipped
+    return ran, failing, skipped
 
 
 def added_paths(diff: str) -> list[str]:
