@@ -29,6 +29,12 @@ _FRAME_IN_TRACE = re.compile(
     r"(?:^|[\s\"'(])(?:/workspace/)?(?:\./)?([\w./-]+\.py)(?::(\d+)|\", line (\d+))"
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_STACK_START = re.compile(
+    r"^.*\(most recent call (?:first|last)\):|^During handling of the above exception"
+    r"|^The above exception was the direct cause",
+    re.MULTILINE,
+)
+_RECENT_FIRST = re.compile(r"\(most recent call first\):")
 
 
 class Excerpt(TypedDict):
@@ -246,13 +252,26 @@ def test_spans(ids: Sequence[str], sources: Sources) -> list[Span]:
 
 
 def trace_lines(text: str, known: set[str]) -> list[tuple[str, int]]:
-    """(path, line) pairs a traceback names, repository files only, in order of mention."""
-    found: dict[tuple[str, int], None] = {}
-    for match in _FRAME_IN_TRACE.finditer(text):
-        path, line = match[1], int(match[2] or match[3])
-        if path in known:
-            found.setdefault((path, line))
-    return list(found)
+    """(path, line) pairs a traceback names, repository files only, nearest the raise first:
+    an engineer reads a stack from the frame that raised outward, so the frames the budget
+    keeps are the deepest. Each stack of the text (a chained exception's too) is read in its
+    own direction (Python's and pytest's most recent call last, faulthandler's first); the
+    frames are taken by their distance from the raise, one rank of every stack at a time."""
+    ranked: dict[tuple[str, int], tuple[int, int]] = {}
+    for block, stack in enumerate(_stacks(text)):
+        frames = [(m[1], int(m[2] or m[3])) for m in _FRAME_IN_TRACE.finditer(stack)]
+        if not _RECENT_FIRST.search(stack):
+            frames.reverse()
+        for rank, frame in enumerate(f for f in frames if f[0] in known):
+            ranked[frame] = min(ranked.get(frame, (rank, block)), (rank, block))
+    return sorted(ranked, key=ranked.__getitem__)
+
+
+def _stacks(text: str) -> list[str]:
+    """The text's stacks: split where one starts (a traceback's or a thread dump's header) or
+    where an exception chains to the next."""
+    starts = sorted({0, *(m.start() for m in _STACK_START.finditer(text))})
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
 
 
 def code_spans(
@@ -266,7 +285,7 @@ def code_spans(
         result = check["tests"][test_id]
         for path, line in trace_lines(result["message"] + "\n" + result["detail"], sources.known):
             named.setdefault((path, line), f"the traceback names line {line}")
-    traced = sorted(named, key=lambda pair: is_test(pair[0]))  # stable: in order of mention
+    traced = sorted(named, key=lambda pair: is_test(pair[0]))  # stable: nearest the raise first
     for finding in check["findings"][:findings_shown]:
         if finding["path"] in sources.known and finding["line"] > 0:
             why = f"{finding['tool']} {one_line(finding['code'])} at line {finding['line']}"

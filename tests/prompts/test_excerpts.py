@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fixbot.model.window import estimate_tokens
 from fixbot.prompts import excerpts as context
+from fixbot.prompts import sources
 from fixbot.prompts.failures import MESSAGE_FLOOR
 from fixbot.prompts.render import render
 from fixbot.records import CaseResult, CheckResult
@@ -253,3 +254,67 @@ def test_ids_alone_past_the_budget_keep_every_id_and_a_short_message(tmp_path: P
     assert estimate_tokens(text) > BUDGET  # unavoidable: ids are never dropped
     for test_id, (message, _) in failures.items():
         assert f"{test_id}\n    {message[: MESSAGE_FLOOR - 1]}" in text
+
+
+def _chain_module(depth: int) -> tuple[str, list[int], list[int]]:
+    """A large module whose `level0` calls `level1` ... down to `level{depth-1}`, which
+    raises; each function about 40 lines: (text, each function's first line, each call's or
+    the raise's line)."""
+    lines: list[str] = []
+    firsts, sites = [], []
+    for i in range(depth):
+        firsts.append(len(lines) + 1)
+        lines.append(f"def level{i}(x):")
+        lines += [f"    x = x + {j}  # step {j} of level {i}" for j in range(36)]
+        sites.append(len(lines) + 1)
+        lines.append(f"    return level{i + 1}(x)" if i + 1 < depth else "    raise ValueError(x)")
+        lines += ["", ""]
+    return "\n".join(lines) + "\n", firsts, sites
+
+
+def test_a_deep_stack_shows_the_frame_that_raised_first_when_not_all_fit(tmp_path: Path) -> None:
+    big, firsts, sites = _chain_module(8)
+    test = "from big import level0\n\n\ndef test_chain():\n    level0(1)\n"
+    files = write(tmp_path, {"big.py": big, "tests/test_big.py": test})
+    calls = "".join(
+        f'  File "/workspace/big.py", line {site}, in level{i}\n    ...\n'
+        for i, site in enumerate(sites)
+    )
+    detail = (
+        'Traceback (most recent call last):\n  File "/workspace/tests/test_big.py", line 5, '
+        f"in test_chain\n    level0(1)\n{calls}ValueError: 667"
+    )
+    check = check_of({"tests.test_big::test_chain": ("ValueError: 667", detail)})
+
+    text, values = task_prompt(check, tmp_path, files, budget=2500)
+
+    frames = values["frames"]
+    assert isinstance(frames, list) and 1 < len(frames) < 8  # not all fit
+    named = [int(f["title"].rsplit(" ", 1)[1].rstrip(")")) for f in frames]
+    # Nearest the raise first: the raising function, then its callers, outward.
+    assert named == sites[::-1][: len(frames)]
+    assert frames[0]["title"].startswith(f"lines {firsts[-1]}-{sites[-1]} of big.py")
+    assert "raise ValueError(x)" in text
+    assert f"line {sites[0]})" in "; ".join(map(str, values["omitted"]))  # the outermost
+
+
+def test_a_thread_dump_is_read_most_recent_call_first_and_each_chained_stack_apart(
+    tmp_path: Path,
+) -> None:
+    big, _, sites = _chain_module(8)
+    files = write(tmp_path, {"big.py": big})
+    known = set(files)
+    # faulthandler: the most recent call first, so the order of mention is already the rank.
+    dump = "Current thread 0x00007f (most recent call first):\n" + "".join(
+        f'  File "/workspace/big.py", line {sites[i]} in level{i}\n' for i in (7, 6, 5)
+    )
+    assert sources.trace_lines(dump, known) == [("big.py", sites[i]) for i in (7, 6, 5)]
+    # Two chained tracebacks (most recent call last): each one's raise, then each one's caller.
+    first = "".join(f'  File "/workspace/big.py", line {sites[i]}, in f\n' for i in (0, 1))
+    second = "".join(f'  File "/workspace/big.py", line {sites[i]}, in f\n' for i in (4, 5))
+    chained = (
+        f"Traceback (most recent call last):\n{first}KeyError: 1\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        f"Traceback (most recent call last):\n{second}ValueError: 2\n"
+    )
+    assert sources.trace_lines(chained, known) == [("big.py", sites[i]) for i in (1, 5, 0, 4)]
