@@ -1,9 +1,11 @@
 """What a Python file imports and uses, read as data (parsed, never run): the dotted modules
-it imports, the repository files they may live in, the names a definition uses."""
+it imports, the repository files they may live in, the names a definition uses, the names a
+module takes from its siblings (a package's `__init__.py` re-exporting its submodules')."""
 
 from __future__ import annotations
 
 import ast
+from posixpath import dirname
 
 
 def names_used(node: ast.AST) -> set[str]:
@@ -38,3 +40,27 @@ def module_files(module: str, known: set[str]) -> list[str]:
     rel = module.replace(".", "/")
     options = [f"{rel}.py", f"{rel}/__init__.py", f"src/{rel}.py", f"src/{rel}/__init__.py"]
     return [path for path in options if path in known]
+
+
+def imported_from(
+    module: ast.Module, path: str, known: set[str]
+) -> list[tuple[str, dict[str, str]]]:
+    """The repository files a module's top-level `from X import ...` statements take names
+    from, each with {the name here: its name there} ("*": every name), relative imports
+    resolved from `path`'s package."""
+    found: list[tuple[str, dict[str, str]]] = []
+    package = dirname(path)
+    for node in module.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        names = {(a.asname or a.name): a.name for a in node.names}
+        if node.level:
+            base = package
+            for _ in range(node.level - 1):
+                base = dirname(base)
+            rel = "/".join(filter(None, [base, *(node.module or "").split(".")]))
+            files = [f for f in (f"{rel}.py", f"{rel}/__init__.py") if f in known]
+        else:
+            files = module_files(node.module or "", known)
+        found += [(file, names) for file in files[:1]]
+    return found

@@ -8,14 +8,14 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
 from fixbot.inert import fence_marker
 from fixbot.model import estimate_tokens
-from fixbot.prompts.imports import imported_modules, module_files, names_used
+from fixbot.prompts.imports import imported_from, imported_modules, module_files, names_used
 from fixbot.records import CheckResult
 from fixbot.snapshot import read_inside
 
@@ -309,6 +309,10 @@ def is_test(path: str) -> bool:
 
 
 def _imported_spans(ids: Sequence[str], sources: Sources) -> Iterable[Span]:
+    """The code the failing tests import, where it is defined: of each module they import, the
+    definitions of the names they use (a small module whole), followed through the modules it
+    takes them from (a package's `__init__.py` that re-exports its submodules is not the code
+    under repair); a module whose used names are not found anywhere, small, whole."""
     used: set[str] = set()
     test_files: dict[str, None] = {}
     for test_id in ids:
@@ -321,13 +325,57 @@ def _imported_spans(ids: Sequence[str], sources: Sources) -> Iterable[Span]:
         source = sources.get(test_file)
         for module in imported_modules(source.text if source else ""):
             modules.update(dict.fromkeys(module_files(module, sources.known)))
+    wanted: dict[str, dict[int, ast.stmt]] = {}  # file -> its statements to show, in order
     for path in modules:
         source = sources.get(path)
         if source is None or not source.lines or is_test(path):
             continue
-        if len(source.text) <= WHOLE_FILE_CHARS:
-            yield Span(path, [(1, len(source.lines))])
-            continue
-        for statement in source.module.body if source.module else []:
-            if isinstance(statement, Definition) and statement.name in used:
-                yield _spans_of(source, path, statement)
+        defining = _defining(path, {name: name for name in used}, sources, set())
+        if not defining and len(source.text) <= WHOLE_FILE_CHARS:
+            defining = [(path, [])]
+        for where, nodes in defining:
+            wanted.setdefault(where, {}).update((id(node), node) for node in nodes)
+    for where, shown in wanted.items():
+        defined_in = sources.get(where)
+        assert defined_in is not None
+        if len(defined_in.text) <= WHOLE_FILE_CHARS:
+            yield Span(where, [(1, len(defined_in.lines))])
+        else:
+            yield from (_spans_of(defined_in, where, node) for node in shown.values())
+
+
+REEXPORT_DEPTH = 3  # `__init__.py` -> a submodule -> its submodule
+
+
+def _defining(
+    path: str, wanted: Mapping[str, str], sources: Sources, seen: set[str], depth: int = 0
+) -> list[tuple[str, list[ast.stmt]]]:
+    """The files that define `wanted`'s names ({name here: name in this module}), each with
+    its statements that define them: this module's own, then those it imports them from."""
+    source = sources.get(path)
+    if path in seen or source is None or source.module is None or not wanted:
+        return []
+    seen.add(path)
+    own = [n for n in source.module.body if _defines(n) & set(wanted.values())]
+    found = [(path, own)] if own else []
+    if depth >= REEXPORT_DEPTH:
+        return found
+    defined = set().union(*(_defines(n) for n in own)) if own else set()
+    rest = {here: there for here, there in wanted.items() if there not in defined}
+    for origin, names in imported_from(source.module, path, sources.known):
+        star = "*" in names.values()
+        onward = {
+            here: names.get(there, there) for here, there in rest.items() if star or there in names
+        }
+        found += _defining(origin, onward, sources, seen, depth + 1)
+    return found
+
+
+def _defines(node: ast.stmt) -> set[str]:
+    """The names a top-level statement defines: a function's or class's, an assignment's."""
+    if isinstance(node, Definition):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    if isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    return {t.id for t in targets if isinstance(t, ast.Name)}

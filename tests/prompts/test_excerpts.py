@@ -318,3 +318,102 @@ def test_a_thread_dump_is_read_most_recent_call_first_and_each_chained_stack_apa
         f"Traceback (most recent call last):\n{second}ValueError: 2\n"
     )
     assert sources.trace_lines(chained, known) == [("big.py", sites[i]) for i in (1, 5, 0, 4)]
+
+
+def _padding(count: int) -> str:
+    return "".join(f"def other{i}(x):\n    return x + {i}\n\n\n" for i in range(count))
+
+
+def test_a_package_that_reexports_is_followed_to_the_module_that_defines_the_name(
+    tmp_path: Path,
+) -> None:
+    # more_itertools' layout: the test imports the package; its __init__.py only re-exports.
+    core = (
+        _padding(300)
+        + "def chunked(items, n):\n"
+        + "    return [items[i : i + n] for i in range(0, len(items), n + 1)]\n"
+    )
+    files = write(
+        tmp_path,
+        {
+            "pkg/__init__.py": '"""A package."""\n\nfrom .core import *\n\n__version__ = "1.0"\n',
+            "pkg/core.py": core,
+            "tests/test_core.py": "from pkg import chunked\n\n\ndef test_chunked():\n"
+            "    assert chunked([1, 2, 3], 2) == [[1, 2], [3]]\n",
+        },
+    )
+    detail = "tests/test_core.py:5: in test_chunked\nE   assert [[1, 2]] == [[1, 2], [3]]"
+    check = check_of(
+        {"tests.test_core::test_chunked": ("assert [[1, 2]] == [[1, 2], [3]]", detail)}
+    )
+
+    text, values = task_prompt(check, tmp_path, files)
+
+    frames = values["frames"]
+    assert isinstance(frames, list)
+    titles = [f["title"] for f in frames]
+    assert any(t.startswith("lines ") and t.endswith("of pkg/core.py (1202 lines)") for t in titles)
+    assert "def chunked(items, n):" in text and "def other7" not in text
+    assert "pkg/__init__.py (whole file)" not in titles  # not the code under repair
+    ask = context.file_to_return(check, tmp_path, files, protected={}, reply_tokens=4000)
+    assert ask == ""  # the module under repair is large: a diff, not __init__.py whole
+
+
+def test_an_absolute_reexport_names_the_small_module_to_return_whole(tmp_path: Path) -> None:
+    # humanize's layout: src/pkg/__init__.py takes naturalsize from pkg.filesize.
+    files = write(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": (
+                "from pkg.filesize import naturalsize\nfrom pkg.lists import natural_list\n"
+            ),
+            "src/pkg/filesize.py": "def naturalsize(n):\n    return f'{n} B'\n",
+            "src/pkg/lists.py": "def natural_list(items):\n    return ', '.join(items)\n",
+            "tests/test_filesize.py": "import pkg\n\n\ndef test_size():\n"
+            "    assert pkg.naturalsize(1000) == '1.0 kB'\n",
+        },
+    )
+    check = check_of(
+        {
+            "tests.test_filesize::test_size": (
+                "assert '1000 B' == '1.0 kB'",
+                "tests/test_filesize.py:5: ",
+            )
+        }
+    )
+    _, values = task_prompt(check, tmp_path, files)
+    frames = values["frames"]
+    assert isinstance(frames, list)
+    titles = [f["title"] for f in frames]
+    assert titles == ["src/pkg/filesize.py (whole file)"]
+    ask = context.file_to_return(check, tmp_path, files, protected={}, reply_tokens=4000)
+    assert ask == "src/pkg/filesize.py"
+
+
+def test_a_module_level_value_the_test_imports_is_shown_where_it_is_assigned(
+    tmp_path: Path,
+) -> None:
+    # structlog's layout: the package re-exports the module's classes, and the test also takes a
+    # module-level dict from the module itself.
+    module = (
+        "import threading\n\nLOCKS: dict[object, threading.Lock] = {}\n\n\n"
+        + _padding(300)
+        + "class Logger:\n    def __init__(self, f):\n        LOCKS[f] = threading.Lock()\n"
+    )
+    test = (
+        "import gc\n\nfrom pkg import Logger\nfrom pkg.out import LOCKS\n\n\n"
+        "def test_released():\n    before = len(LOCKS)\n    Logger(object())\n    gc.collect()\n"
+        "    assert len(LOCKS) == before\n"
+    )
+    files = write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg.out import Logger\n",
+            "pkg/out.py": module,
+            "tests/test_out.py": test,
+        },
+    )
+    check = check_of({"tests.test_out::test_released": ("assert 1 == 0", "tests/test_out.py:11: ")})
+    text, _ = task_prompt(check, tmp_path, files)
+    assert "LOCKS: dict[object, threading.Lock] = {}" in text
+    assert "class Logger:" in text
