@@ -73,6 +73,7 @@ from benchmarks.realcorpus import (  # noqa: E402
     Materialised,
     apply_fix,
     canonical_test_id,
+    fix_lines_shown,
     is_flaky,
     load_corpus,
     materialise,
@@ -131,7 +132,14 @@ def run_fixbot(
     env.pop("FIXBOT_MODEL", None)
     keep.mkdir(parents=True, exist_ok=True)
     stderr = keep / "fixbot-stderr.log"
-    with ScriptedOpenAI([built.reply()] * REPLIES) as server:
+    requests: list[dict[str, Any]] = []
+
+    def answer(body: dict[str, Any]) -> str:
+        requests.append(body)
+        return built.reply()
+
+    old = {path: (built.repo / path).read_text(encoding="utf-8") for path in built.case.source}
+    with ScriptedOpenAI([answer] * REPLIES) as server:
         argv = [sys.executable, "-m", "fixbot", "fix", str(built.repo), "--sandbox", "bwrap"]
         argv += ["--base-url", server.base_url, "--model", MODEL, "--json"]
         started = time.monotonic()
@@ -144,9 +152,14 @@ def run_fixbot(
             shutil.copy2(out / name, keep / name)
     summary = _last_json_object(stdout)
     evidence = _read_json(out / "evidence.json")
-    return _fixbot_fields(
+    fields = _fixbot_fields(
         built.case, summary, evidence, returncode, seconds, timed_out, calls, stderr
     )
+    if requests:  # whether fixbot's first ask showed the model the lines the fix changes
+        first = "\n".join(str(m.get("content", "")) for m in requests[0].get("messages", []))
+        shown, runs = fix_lines_shown(built.fix_diff, old, first)
+        fields["first_request_shows_fix"] = [shown, runs]
+    return fields
 
 
 def _run(
@@ -543,12 +556,23 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             ]
         ),
         "bare_not_ok": sorted(str(r["case"]) for r in rows if r.get("bare_ok") is False),
+        # cases whose first request showed every run of lines the historical fix changes
+        "fix_shown": _fix_shown(measured),
         "by_split": {
             split: f"{sum(bool(r.get('fixed')) for r in measured if r.get('split') == split)}"
             f" of {sum(1 for r in measured if r.get('split') == split)}"
             for split in ("dev", "heldout")
         },
     }
+
+
+def _fix_shown(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """'12 of 18': the cases whose first request showed all the lines their fix changes, of
+    those whose rows record it (rows before the field: None)."""
+    known = [r["first_request_shows_fix"] for r in rows if r.get("first_request_shows_fix")]
+    if not known:
+        return None
+    return f"{sum(1 for shown, runs in known if runs and shown == runs)} of {len(known)}"
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -655,7 +679,12 @@ def _totals_line(t: Mapping[str, Any]) -> str:
         f"(fixed cases {t['cost_ratio_fixed_median']}x; against setup + suite "
         f"{t['cost_ratio_with_setup_median']}x); "
         f"bare checks not ok: {', '.join(t['bare_not_ok']) or 'none'}; "
-        f"fixbot {', '.join(c[:12] for c in t['fixbot_commits']) or '-'}"
+        + (
+            f"the first request showed the lines the fix changes in {t['fix_shown']}; "
+            if t.get("fix_shown")
+            else ""
+        )
+        + f"fixbot {', '.join(c[:12] for c in t['fixbot_commits']) or '-'}"
     )
 
 

@@ -252,6 +252,53 @@ def _has_commit(repo: Path, commit: str) -> bool:
     return subprocess.run(probe, capture_output=True).returncode == 0
 
 
+def changed_lines(fix_diff: str, path: str) -> list[tuple[int, int]]:
+    """(first line, count) in the old file of each run of changed lines of `fix_diff` on
+    `path`: removed lines, or (the line it goes before, 0) for a pure insertion."""
+    spans: list[tuple[int, int]] = []
+    current, old, start, count = "", 0, 0, 0
+    for line in [*fix_diff.splitlines(), " "]:
+        hunk = re.match(r"^@@ -(\d+)(?:,(\d+))? ", line)
+        if start and (hunk or line.startswith((" ", "diff --git "))):
+            spans.append((start, count))
+            start, count = 0, 0
+        if line.startswith("diff --git "):
+            current, old = "", 0
+        elif line.startswith("--- ") and not old:
+            current = line.removeprefix("--- ").removeprefix("a/")
+        elif hunk:
+            # `-N,0` (nothing removed) means the insertion goes after line N
+            old = int(hunk.group(1)) + (1 if hunk.group(2) == "0" else 0)
+        elif old and current == path and line.startswith(("-", "+")):
+            start = start or old
+            if line.startswith("-"):
+                count, old = count + 1, old + 1
+        elif old and line.startswith(" "):
+            old += 1
+    return spans
+
+
+def fix_lines_shown(fix_diff: str, old: Mapping[str, str], request: str) -> tuple[int, int]:
+    """(how many runs of the lines a fix changes `request` shows, how many runs there are): a
+    run is shown when each of its removed lines, or for an insertion the line it goes before,
+    is a line of the request (blank lines aside; a run of blank lines stands for the nearest
+    line above it). `old`: each changed file's text before the fix."""
+    lines_of_request = {line.rstrip() for line in request.splitlines()}
+    shown = total = 0
+    for path, text in old.items():
+        lines = text.splitlines()
+        for first, count in changed_lines(fix_diff, path):
+            top = min(max(first, 1), len(lines))
+            wanted = [line.rstrip() for line in lines[top - 1 : top - 1 + max(count, 1)]]
+            wanted = [line for line in wanted if line.strip()]
+            while not wanted and top > 1:
+                top -= 1
+                wanted = [lines[top - 1].rstrip()] if lines[top - 1].strip() else []
+            total += 1
+            shown += all(line in lines_of_request for line in wanted)
+    return shown, total
+
+
 @dataclass(frozen=True)
 class Materialised:
     case: Case

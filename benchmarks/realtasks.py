@@ -65,6 +65,7 @@ from benchmarks.realcorpus import (  # noqa: E402
     Case,
     Materialised,
     canonical_test_id,
+    changed_lines,
     is_flaky,
     junit_outcomes,
     load_corpus,
@@ -113,32 +114,6 @@ class Window:
     first: int  # 1-based, inclusive
     last: int
     names: tuple[str, ...]  # the functions it holds (none for a change outside any function)
-
-
-def changed_lines(fix_diff: str, path: str) -> list[tuple[int, int]]:
-    """(first line, count) in the old file of each run of changed lines of `fix_diff` on
-    `path`: removed lines, or (the line it goes before, 0) for a pure insertion."""
-    spans: list[tuple[int, int]] = []
-    current, old, start, count = "", 0, 0, 0
-    for line in [*fix_diff.splitlines(), " "]:
-        hunk = re.match(r"^@@ -(\d+)(?:,(\d+))? ", line)
-        if start and (hunk or line.startswith((" ", "diff --git "))):
-            spans.append((start, count))
-            start, count = 0, 0
-        if line.startswith("diff --git "):
-            current, old = "", 0
-        elif line.startswith("--- ") and not old:
-            current = line.removeprefix("--- ").removeprefix("a/")
-        elif hunk:
-            # `-N,0` (nothing removed) means the insertion goes after line N
-            old = int(hunk.group(1)) + (1 if hunk.group(2) == "0" else 0)
-        elif old and current == path and line.startswith(("-", "+")):
-            start = start or old
-            if line.startswith("-"):
-                count, old = count + 1, old + 1
-        elif old and line.startswith(" "):
-            old += 1
-    return spans
 
 
 def windows_of(text: str, path: str, spans: Sequence[tuple[int, int]]) -> tuple[Window, ...]:

@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 import realtasks
 
-from benchmarks.realcorpus import Case, Materialised, Project
+from benchmarks.realcorpus import Case, Materialised, Project, fix_lines_shown
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
@@ -82,6 +82,21 @@ def test_the_changed_lines_of_a_fix_are_its_removed_lines_and_insertions() -> No
     inserted = SOURCE.replace("    return value\n", "    value = int(value)\n    return value\n")
     spans = realtasks.changed_lines(diff_of(SOURCE, inserted), "app/core.py")
     assert spans == [(SOURCE.splitlines().index("    return value") + 1, 0)]
+
+
+def test_a_request_shows_a_fix_when_it_holds_every_line_the_fix_changes() -> None:
+    diff = diff_of(SOURCE, FIXED)
+    old = {"app/core.py": SOURCE}
+    clamp = SOURCE[SOURCE.index("@staticmethod") : SOURCE.index("class Box")]
+    assert fix_lines_shown(diff, old, f"## the code\n```python\n{clamp}```\n") == (1, 1)
+    # The callers or the rest of the file, not the changed line: not shown.
+    helper = SOURCE[: SOURCE.index("@staticmethod")]
+    assert fix_lines_shown(diff, old, helper + "        return high\n") == (0, 1)
+    # An insertion counts the line it goes before.
+    inserted = SOURCE.replace("    return value\n", "    value = int(value)\n    return value\n")
+    insertion = diff_of(SOURCE, inserted)
+    assert fix_lines_shown(insertion, old, "    return value\n") == (1, 1)
+    assert fix_lines_shown(insertion, old, "    return low\n") == (0, 1)
 
 
 def test_the_window_is_the_function_around_the_change_with_its_decorators() -> None:
