@@ -62,5 +62,6 @@ def imported_from(
             files = [f for f in (f"{rel}.py", f"{rel}/__init__.py") if f in known]
         else:
             files = module_files(node.module or "", known)
-        found += [(file, names) for file in files[:1]]
+        if files:
+            found.append((files[0], names))
     return found

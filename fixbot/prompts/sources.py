@@ -360,7 +360,7 @@ def _defining(
     found = [(path, own)] if own else []
     if depth >= REEXPORT_DEPTH:
         return found
-    defined = set().union(*(_defines(n) for n in own)) if own else set()
+    defined: set[str] = set().union(*(_defines(n) for n in own))
     rest = {here: there for here, there in wanted.items() if there not in defined}
     for origin, names in imported_from(source.module, path, sources.known):
         star = "*" in names.values()
