@@ -9,8 +9,8 @@ first whole-file prompt is short (the failing tests with their evidence, and the
 retry, or a failing check that is not a test run, shows what the tests check (their assert
 lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
 (prompts/rewrite.py): the failing functions shown without their bodies, to be written anew
-from their specification; the first of them at the first temperature (a new prompt's greedy
-answer), later ones at their variation's.
+from their specification, what the tests check listed with it; the first of them at the first
+temperature (a new prompt's greedy answer), later ones at their variation's.
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ def plan_for(
     # (the feedback shows what that reply changed, as a diff).
     shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
     # Every second attempt on a whole file rewrites the failing functions' bodies from their
-    # specification; the first rewrite is a new prompt, so it asks for the greedy answer.
+    # specification (every assertion of the failing tests listed: where no docstring or comment
+    # says what the function does, they are all of it); the first rewrite is a new prompt, so
+    # it asks for the greedy answer.
     # Not after a reply the screen refused: why it was refused is feedback the next ask carries.
     last = state["attempts"][-1]["problems"] if state["attempts"] else []
     refused = any(problem.startswith("policy ") for problem in last)
@@ -79,7 +81,7 @@ def plan_for(
         prompts.rewritable(baseline_of(state), deps.snapshot.tree, deps.files, file) if even else ()
     )
     if rewrite:
-        shape = Ask("whole_file", file, history=False, spec=False, rewrite=rewrite)
+        shape = Ask("whole_file", file, history=False, spec=True, rewrite=rewrite)
         if number == 2:
             at = replace(at, temperature=deps.config.sampling.temperatures[0])
     return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)

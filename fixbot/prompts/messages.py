@@ -46,6 +46,12 @@ class Ask:
         """What the attempt records as its shape: `rewrite`, `whole_file` or `diff`."""
         return "rewrite" if self.rewrite else self.shape
 
+    @property
+    def short(self) -> bool:
+        """Whether the ask says what to reply before the file, as a one-shot prompt does (a
+        first whole-file ask, and every rewrite: a task of its own)."""
+        return self.shape == "whole_file" and (not self.spec or bool(self.rewrite))
+
 
 class ShownLesson(Protocol):
     """What a lesson shows the model: the failure it fixed and how."""
@@ -152,7 +158,7 @@ def _task(
         text = render(
             "task_file.j2",
             file=ask.file,
-            short=not ask.spec,
+            short=ask.short,
             rewrite=list(ask.rewrite),
             hint=hint,
             ci_jobs=jobs,
@@ -175,9 +181,7 @@ def _conversation(
     system: Message, task: str, reply: str, note: str, closing: str, ask: Ask, retry: bool
 ) -> list[Message]:
     if not retry or ask.rewrite:  # a rewrite is a task of its own: no last attempt under it
-        # The short whole-file ask says what to reply before the file, as a one-shot prompt does.
-        short = ask.shape == "whole_file" and not ask.spec
-        return [system, {"role": "user", "content": task if short else f"{task}\n{closing}"}]
+        return [system, {"role": "user", "content": task if ask.short else f"{task}\n{closing}"}]
     if not ask.history or not reply:
         fresh = f"{task}\n## The last attempt\n\n{note}\n{closing}"
         return [system, {"role": "user", "content": fresh}]

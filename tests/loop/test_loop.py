@@ -394,6 +394,8 @@ def test_the_second_attempt_rewrites_the_failing_function_from_its_specification
         "`calc.py` has a bug in `mean`: its body is wrong, and the test "
         "`tests.test_calc::test_mean` fails:\n\n"
         f"```text\ntests.test_calc::test_mean\n    {code}\n```\n\n"
+        "What the tests check (read-only: the specification; never change it, never copy "
+        "it):\n```text\nassert mean([1.0, 2.0, 3.0]) == 2.0\n```\n\n"
         "Write the body anew from the specification (the signature, the docstring, the "
         "comments above it, the module's docstring and what the tests check), so that it does "
         "what the specification says. Reply with the complete corrected `calc.py` in one "
@@ -425,6 +427,37 @@ def test_a_function_specified_by_a_comment_block_is_rewritten_too(tmp_path: Path
     assert [a["shape"] for a in final["attempts"]] == ["whole_file", "rewrite"]
     shown = model.asked[1][-1]["content"]
     assert "# The arithmetic mean of a non-empty list.\ndef mean(" in shown
+    assert "len(values) + 1" not in shown and "...  # the body, left out" in shown
+
+
+def test_a_function_the_tests_alone_specify_is_rewritten_from_every_assertion(
+    tmp_path: Path,
+) -> None:
+    """No docstring, no comment: the failing test is the whole specification, so the rewrite
+    ask lists every assertion it makes (the first failed one alone would leave the model to
+    guess), once, and says what to reply once."""
+    bare = CALC.replace('    """The arithmetic mean of a non-empty list."""\n', "")
+    fixed = bare.replace("(len(values) + 1)", "len(values)")
+    asserts = (
+        "assert mean([1.0, 2.0, 3.0]) == 2.0",
+        "assert mean([5.0]) == 5.0",
+        "assert mean([-1.0, 1.0]) == 0.0",
+    )
+    tests = (
+        (EXAMPLE / "tests" / "test_calc.py")
+        .read_text()
+        .replace(
+            "    assert mean([1.0, 2.0, 3.0]) == 2.0\n", "".join(f"    {a}\n" for a in asserts)
+        )
+    )
+    extra = {"calc.py": bare, "tests/test_calc.py": tests}
+    final, model, _ = run(tmp_path, [whole(bare), whole(fixed)], REWRITES, extra_files=extra)
+    assert final["status"] == "fixed"
+    assert [a["shape"] for a in final["attempts"]] == ["whole_file", "rewrite"]
+    shown = model.asked[1][-1]["content"]
+    checks = "\n".join(asserts)
+    assert f"never copy it):\n```text\n{checks}\n```\n\nWrite the body anew" in shown
+    assert shown.count("Reply with the complete corrected `calc.py`") == 1
     assert "len(values) + 1" not in shown and "...  # the body, left out" in shown
 
 
