@@ -10,10 +10,11 @@ section per setting (corpus, split, fixbot commit, model, settings), each run of
 where there are several: per side the tasks judged fixed, model calls, tokens and seconds; the
 ratios fixbot / one-shot and fixbot / best-of-N; the spread (most minus fewest fixed) across
 runs of the same setting; fixbot's own verdict beside the judge's (never counted); which tasks
-best-of-N fixed and fixbot did not, and the reverse; for `movedspec`, the fixed counts by where
-the specification went. A page may instead (or also) hold a `<!-- fixrate-line:begin -->`
-block: one sentence of the held-out figures (the README's). `--check` fails (exit 1, with a
-diff) when a block is not what the rows give, 2 when the file has neither block.
+best-of-N fixed and fixbot did not, and the reverse, and for `movedspec` the fixed counts by
+where the specification went, for each run. A page may instead (or also) hold a
+`<!-- fixrate-line:begin -->` block: one sentence of the held-out figures (the README's).
+`--check` fails (exit 1, with a diff) when a block is not what the rows give, 2 when the file
+has neither block.
 """
 
 from __future__ import annotations
@@ -239,15 +240,14 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
             )
         lines += ["fixbot's own verdict (recorded, not counted): " + "; ".join(claims) + ".", ""]
         lines += ["fixbot's failures by category: " + "; ".join(_categories(runs)) + ".", ""]
-    if "fixbot" in sides and "bestofn" in sides:
-        first = next(iter(runs))
-        t = totals[first]
+    for run in runs if "fixbot" in sides and "bestofn" in sides else ():
+        t = totals[run]
         only_best = sorted(t["bestofn"]["fixed_tasks"] - t["fixbot"]["fixed_tasks"], key=_task_key)
         only_fixbot = sorted(
             t["fixbot"]["fixed_tasks"] - t["bestofn"]["fixed_tasks"], key=_task_key
         )
         lines += [
-            f"Run {first}: best-of-{settings.get('n')} fixed and fixbot did not: "
+            f"Run {run}: best-of-{settings.get('n')} fixed and fixbot did not: "
             f"{', '.join(only_best) or 'none'}; fixbot fixed and best-of-{settings.get('n')} did "
             f"not: {', '.join(only_fixbot) or 'none'}.",
             "",
@@ -257,11 +257,9 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
         for lay in LAYOUTS
         if any(row.get("layout") == lay for rows in runs.values() for row in rows)
     ]
-    if len(layouts) > 1:
-        first = next(iter(runs))
-        rows = runs[first]
+    for run, rows in runs.items() if len(layouts) > 1 else ():
         lines += [
-            f"Run {first}, fixed by where the specification is:",
+            f"Run {run}, fixed by where the specification is:",
             "",
             "| specification | tasks | " + " | ".join(sides) + " |",
             "|" + "---|" * (len(sides) + 2),

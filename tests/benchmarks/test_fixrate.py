@@ -216,8 +216,11 @@ def test_tables_count_ratios_and_spread() -> None:
     assert "| **fixbot** (its defaults) | 2 of 3 / 1 of 3 | 1 |" in text
     assert "fixbot / oneshot: 2.00x / 1.00x" in text
     assert "fixbot / bestofn: 1.00x / 0.50x" in text
-    assert "best-of-4 fixed and fixbot did not: Python/2" in text
-    assert "fixbot fixed and best-of-4 did not: Python/1" in text
+    # each run's own: run 2's best-of-4 fixed Python/1 and Python/2 where fixbot did not
+    assert "Run 1: best-of-4 fixed and fixbot did not: Python/2; fixbot fixed and" in text
+    assert "fixbot fixed and best-of-4 did not: Python/1." in text
+    assert "Run 2: best-of-4 fixed and fixbot did not: Python/2; fixbot fixed and" in text
+    assert "fixbot fixed and best-of-4 did not: none." in text
 
 
 def test_tables_check_mode(tmp_path: Path) -> None:
