@@ -240,36 +240,40 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
             )
         lines += ["fixbot's own verdict (recorded, not counted): " + "; ".join(claims) + ".", ""]
         lines += ["fixbot's failures by category: " + "; ".join(_categories(runs)) + ".", ""]
-    for run in runs if "fixbot" in sides and "bestofn" in sides else ():
-        t = totals[run]
-        only_best = sorted(t["bestofn"]["fixed_tasks"] - t["fixbot"]["fixed_tasks"], key=_task_key)
-        only_fixbot = sorted(
-            t["fixbot"]["fixed_tasks"] - t["bestofn"]["fixed_tasks"], key=_task_key
-        )
-        lines += [
-            f"Run {run}: best-of-{settings.get('n')} fixed and fixbot did not: "
-            f"{', '.join(only_best) or 'none'}; fixbot fixed and best-of-{settings.get('n')} did "
-            f"not: {', '.join(only_fixbot) or 'none'}.",
-            "",
-        ]
+    if "fixbot" in sides and "bestofn" in sides:
+        for run in runs:
+            t = totals[run]
+            only_best = sorted(
+                t["bestofn"]["fixed_tasks"] - t["fixbot"]["fixed_tasks"], key=_task_key
+            )
+            only_fixbot = sorted(
+                t["fixbot"]["fixed_tasks"] - t["bestofn"]["fixed_tasks"], key=_task_key
+            )
+            lines += [
+                f"Run {run}: best-of-{settings.get('n')} fixed and fixbot did not: "
+                f"{', '.join(only_best) or 'none'}; fixbot fixed and "
+                f"best-of-{settings.get('n')} did not: {', '.join(only_fixbot) or 'none'}.",
+                "",
+            ]
     layouts = [
         lay
         for lay in LAYOUTS
         if any(row.get("layout") == lay for rows in runs.values() for row in rows)
     ]
-    for run, rows in runs.items() if len(layouts) > 1 else ():
-        lines += [
-            f"Run {run}, fixed by where the specification is:",
-            "",
-            "| specification | tasks | " + " | ".join(sides) + " |",
-            "|" + "---|" * (len(sides) + 2),
-        ]
-        for layout in layouts:
-            mine = [row for row in rows if row.get("layout") == layout]
-            tasks = len({row["task"] for row in mine})
-            counts = [str(sum(bool(r["fixed"]) for r in mine if r["side"] == s)) for s in sides]
-            lines.append(f"| {layout} | {tasks} | " + " | ".join(counts) + " |")
-        lines.append("")
+    if len(layouts) > 1:
+        for run, rows in runs.items():
+            lines += [
+                f"Run {run}, fixed by where the specification is:",
+                "",
+                "| specification | tasks | " + " | ".join(sides) + " |",
+                "|" + "---|" * (len(sides) + 2),
+            ]
+            for layout in layouts:
+                mine = [row for row in rows if row.get("layout") == layout]
+                tasks = len({row["task"] for row in mine})
+                counts = [str(sum(bool(r["fixed"]) for r in mine if r["side"] == s)) for s in sides]
+                lines.append(f"| {layout} | {tasks} | " + " | ".join(counts) + " |")
+            lines.append("")
     if details:
         lines += _details(runs, sides)
     return "\n".join(lines)

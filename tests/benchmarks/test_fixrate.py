@@ -216,7 +216,7 @@ def test_tables_count_ratios_and_spread() -> None:
     assert "| **fixbot** (its defaults) | 2 of 3 / 1 of 3 | 1 |" in text
     assert "fixbot / oneshot: 2.00x / 1.00x" in text
     assert "fixbot / bestofn: 1.00x / 0.50x" in text
-    # each run's own: run 2's best-of-4 fixed Python/1 and Python/2 where fixbot did not
+    # each run's own: in run 2 fixbot fixed Python/0 alone, best-of-4 Python/0 and Python/2
     assert "Run 1: best-of-4 fixed and fixbot did not: Python/2; fixbot fixed and" in text
     assert "fixbot fixed and best-of-4 did not: Python/1." in text
     assert "Run 2: best-of-4 fixed and fixbot did not: Python/2; fixbot fixed and" in text
