@@ -13,9 +13,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fixbot import prompts
 from fixbot.checks import Mode, reader, run_trial, tampered_problems
 from fixbot.checks import problems as pass_problems
-from fixbot.edits import DiffRejected, parse_reply
+from fixbot.edits import DiffRejected, parse_reply, plan_patch
 from fixbot.loop.deps import Deps, Update
 from fixbot.loop.state import FixState, baseline_of
 from fixbot.loop.stuck import Stuck, strike, varied
@@ -171,3 +172,18 @@ def slimmed(deps: Deps, thread: str, attempt: Attempt) -> Attempt:
         scratch.write_text(json.dumps(check, indent=1), encoding="utf-8")
         os.replace(scratch, path)
     return {**attempt, "check": slim(check, path.relative_to(repo).as_posix())}
+
+
+def written(diff: str, deps: Deps) -> str:
+    """The functions an applied diff changed, as it left them (prompts.rewritten): what a
+    rewrite wrote, without the lines it replaced. "" when there are none."""
+    try:
+        patch = plan_patch(diff, reader(deps.snapshot.tree), deps.files)
+    except DiffRejected:
+        return ""
+    parts = (
+        prompts.rewritten(change.old or "", change.new)
+        for change in patch.changes
+        if change.new is not None and change.path.endswith(".py")
+    )
+    return "\n\n".join(part for part in parts if part)

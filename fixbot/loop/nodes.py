@@ -25,7 +25,7 @@ from fixbot.checks import (
 )
 from fixbot.config import checks_of
 from fixbot.loop import lessons
-from fixbot.loop.attempts import checks_over, decide, new_attempt, record, screened
+from fixbot.loop.attempts import checks_over, decide, new_attempt, record, screened, written
 from fixbot.loop.budget import Asked, Refused, ask, model_for, prompt_tokens, round_size
 from fixbot.loop.deps import Deps, Update
 from fixbot.loop.plan import builder, messages_for, plan_for
@@ -166,15 +166,19 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
         {"number": a["number"], "problem": (a["problems"] or [a["verdict"]])[0][:300]}
         for a in state["attempts"][-size:-1]
     ]
+    deps = runtime.context
+    # A rewrite's change is shown as the functions it wrote: its diff would show the buggy
+    # body the rewrite ask leaves out, for the next rewrite to copy.
+    rewrote = written(last["diff"], deps) if last.get("shape") == "rewrite" else ""
     feedback = prompts.feedback(
         facts,
         repeated=state["stuck_reason"],
         others=others,
         notes=last.get("notes", []),
         detailed=last.get("shape", "diff") == "diff",
+        written=rewrote,
     )
     update: Update = {"verdict": "none"}
-    deps = runtime.context
     if deps.config.reflection and last["number"] > 0:
         found = _diagnose(state, deps, facts)
         if found is not None:

@@ -17,7 +17,7 @@ from fixbot.prompts.messages import (
     task_messages,
 )
 from fixbot.prompts.review import read_verdict, review_messages
-from fixbot.prompts.rewrite import rewritable
+from fixbot.prompts.rewrite import rewritable, rewritten
 from fixbot.prompts.sources import names_a_test
 
 __all__ = [
@@ -32,5 +32,6 @@ __all__ = [
     "resume_note",
     "review_messages",
     "rewritable",
+    "rewritten",
     "task_messages",
 ]

@@ -40,6 +40,8 @@ class Ask:
     spec: bool = True  # the tests' source shown (else their ids, assertions and messages)
     # functions of `file` shown without their bodies, to be written anew from their specification
     rewrite: tuple[str, ...] = ()
+    # the last attempt's feedback under a rewrite (the first rewrite is a task of its own)
+    feedback: bool = True
 
     @property
     def kind(self) -> str:
@@ -180,7 +182,7 @@ def _left_out(frame: Excerpt, ask: Ask) -> Excerpt:
 def _conversation(
     system: Message, task: str, reply: str, note: str, closing: str, ask: Ask, retry: bool
 ) -> list[Message]:
-    if not retry or ask.rewrite:  # a rewrite is a task of its own: no last attempt under it
+    if not retry or (ask.rewrite and not ask.feedback):  # the first rewrite: a task of its own
         return [system, {"role": "user", "content": task if ask.short else f"{task}\n{closing}"}]
     if not ask.history or not reply:
         fresh = f"{task}\n## The last attempt\n\n{note}\n{closing}"
@@ -216,16 +218,20 @@ def feedback(
     others: Sequence[Mapping[str, Any]],
     notes: Sequence[str] = (),
     detailed: bool = True,
+    written: str = "",
 ) -> str:
     """What the model is told about its failed attempt (`facts`: number, diff, problems,
     failing; `notes`: what became of parts of its reply, e.g. a dropped test edit;
-    `detailed`: the failing tests' tracebacks too, not only their assertions)."""
+    `detailed`: the failing tests' tracebacks too, not only their assertions; `written`: the
+    functions the change wrote, shown instead of its diff)."""
     return render(
         "feedback.j2",
         repeated=repeated,
         others=list(others),
         notes=list(notes),
         detailed=detailed,
+        written=written,
+        written_fence=fence([written]),
         **facts,
     )
 

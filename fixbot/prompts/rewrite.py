@@ -65,6 +65,30 @@ def elided(text: str, names: Sequence[str]) -> str:
     return "".join(lines)
 
 
+def rewritten(old: str, new: str) -> str:
+    """The top-level functions of `new` that differ from `old`'s of the same name (or that
+    `old` lacks), as `new` has them, decorators included, in file order: what a change
+    wrote, shown without the lines it replaced. "" when either does not parse or none differ."""
+    try:
+        before, after = ast.parse(old), ast.parse(new)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ""
+    was = {
+        node.name: ast.get_source_segment(old, node)
+        for node in before.body
+        if isinstance(node, _Function)
+    }
+    lines = new.splitlines(keepends=True)
+    parts = []
+    for node in after.body:
+        if not isinstance(node, _Function) or node.end_lineno is None:
+            continue
+        if was.get(node.name) != ast.get_source_segment(new, node):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            parts.append("".join(lines[first - 1 : node.end_lineno]).rstrip("\n"))
+    return "\n\n".join(parts)
+
+
 def _first_statement(node: _Function) -> ast.stmt:
     """The body's first statement after the docstring (the docstring when it is all)."""
     has_docstring = ast.get_docstring(node) is not None

@@ -24,7 +24,7 @@ from tests.fakes import GOOD, Findings, Outcomes, PlayedSandbox, ScriptedModel, 
 
 TESTS = ("tests.test_calc::test_add", "tests.test_calc::test_mean", "tests.test_calc::test_clamp")
 # The feedback loop's own tests: every retry a repair with the feedback (the rewrite ask,
-# every second attempt by default, has tests of its own below).
+# every retry on a whole file by default, has tests of its own below).
 CONFIG = Config(
     gates=Gates(lint=False, types=False),
     max_iterations=4,
@@ -376,7 +376,7 @@ def test_a_window_too_small_for_any_request_escalates_with_the_reason(tmp_path: 
     assert "context window (300 tokens, from a refusal) cannot hold" in final["reason"]
 
 
-REWRITES = replace(CONFIG, sampling=Sampling())  # the defaults: every second attempt rewrites
+REWRITES = replace(CONFIG, sampling=Sampling())  # the defaults: every retry rewrites
 
 
 def test_the_second_attempt_rewrites_the_failing_function_from_its_specification(
@@ -461,13 +461,56 @@ def test_a_function_the_tests_alone_specify_is_rewritten_from_every_assertion(
     assert "len(values) + 1" not in shown and "...  # the body, left out" in shown
 
 
-def test_rewrite_asks_alternate_with_repairs_within_the_bounds(tmp_path: Path) -> None:
+def test_every_retry_rewrites_and_a_later_rewrite_is_shown_what_the_last_one_wrote(
+    tmp_path: Path,
+) -> None:
+    """Attempt 2 is the first rewrite, a task of its own at the first temperature; 3 and 4
+    rewrite again at their variation's, each shown the function the last attempt wrote (not
+    its diff: that would show the buggy body the ask leaves out) and the failure it left."""
     replies = [wrong(1), wrong(2), wrong(3), wrong(4)]
     final, model, _ = run(tmp_path, replies, replace(REWRITES, stuck=Stuck(similarity=1.0)))
     assert final["status"] == "escalated" and len(model.asked) == 4
     assert [a["shape"] for a in final["attempts"]] == [
         "whole_file",
         "rewrite",
-        "whole_file",
+        "rewrite",
         "rewrite",
     ]
+    assert model.temperatures == [0.0, 0.0, 0.5, 0.5]
+    assert "The last attempt" not in model.asked[1][-1]["content"]
+    for number, fix in (
+        (2, "float(len(values)) * 3.25"),
+        (3, "sorted(values)[0] if values else -1.0"),
+    ):
+        shown = model.asked[number][-1]["content"]
+        assert [m["role"] for m in model.asked[number]] == ["system", "user"]
+        assert (
+            f"## The last attempt\n\nAttempt {number} did not pass; the repository was reset"
+        ) in shown
+        assert (
+            "What your change wrote, as applied:\n```python\n"
+            "def mean(values: list[float]) -> float:\n"
+            '    """The arithmetic mean of a non-empty list."""\n'
+            f"    return {fix}\n```\n\nWhat went wrong:\n"
+        ) in shown
+        assert "len(values) + 1" not in shown  # the buggy body is nowhere, the diff not shown
+        assert "```diff" not in shown and "...  # the body, left out" in shown
+        closing = "Reply with the complete corrected `calc.py` in one ```python block.\n"
+        assert shown.endswith(closing)
+
+
+def test_a_retry_after_a_refused_reply_repairs_with_the_refusal_then_rewrites(
+    tmp_path: Path,
+) -> None:
+    """Why the screen refused a reply is feedback the next ask must carry: that retry is a
+    repair; the one after it is the first rewrite (greedy, a task of its own)."""
+    special = "2.0 if values == [1.0, 2.0, 3.0] else sum(values) / (len(values) + 1)"
+    refused = whole(CALC.replace("sum(values) / (len(values) + 1)", special))
+    replies = [refused, wrong(2), wrong(3)]
+    final, model, _ = run(tmp_path, replies, replace(REWRITES, max_iterations=3))
+    shapes = [a["shape"] for a in final["attempts"]]
+    assert shapes == ["whole_file", "whole_file", "rewrite"], final["attempts"][0]["problems"]
+    assert any(p.startswith("policy ") for p in final["attempts"][0]["problems"])
+    assert "policy " in model.asked[1][-1]["content"]
+    assert "The last attempt" not in model.asked[2][-1]["content"]
+    assert model.temperatures[2] == 0.0
