@@ -177,6 +177,8 @@ def slimmed(deps: Deps, thread: str, attempt: Attempt) -> Attempt:
 def written(diff: str, deps: Deps) -> str:
     """The functions an applied diff changed, as it left them (prompts.rewritten): what a
     rewrite wrote, without the lines it replaced. "" when there are none."""
+    if not diff:
+        return ""
     try:
         patch = plan_patch(diff, reader(deps.snapshot.tree), deps.files)
     except DiffRejected:
