@@ -175,17 +175,27 @@ def slimmed(deps: Deps, thread: str, attempt: Attempt) -> Attempt:
 
 
 def written(diff: str, deps: Deps) -> str:
-    """The functions an applied diff changed, as it left them (prompts.rewritten): what a
-    rewrite wrote, without the lines it replaced. "" when there are none."""
+    """What an applied diff wrote, without the lines it replaced (prompts.rewritten: the
+    statements of each Python file it changed, as it left them; of another file the lines
+    it added), each part under its path when it changed several. "" when there is none."""
     if not diff:
         return ""
     try:
         patch = plan_patch(diff, reader(deps.snapshot.tree), deps.files)
     except DiffRejected:
         return ""
-    parts = (
-        prompts.rewritten(change.old or "", change.new)
+    parts = [
+        (
+            change.path,
+            prompts.rewritten(old, change.new)
+            if change.path.endswith(".py")
+            else prompts.added_lines(old, change.new),
+        )
         for change in patch.changes
-        if change.new is not None and change.path.endswith(".py")
-    )
-    return "\n\n".join(part for part in parts if part)
+        if change.new is not None
+        for old in [change.old or ""]
+    ]
+    shown = [(path, text) for path, text in parts if text]
+    if len(shown) == 1:
+        return shown[0][1]
+    return "\n\n".join(f"# {path}\n{text}" for path, text in shown)

@@ -154,9 +154,16 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Feedback on the attempt that failed; with `reflection` on, a separate diagnosis call
     first (its tokens and cost count like any call's; skipped when it could overspend)."""
     last = state["attempts"][-1]
+    deps = runtime.context
+    # Before a rewrite, the feedback leaves the change out (a small model shown a body sends
+    # it back) and a diagnosis is shown what it wrote, never its diff (whose removed lines are
+    # the buggy body the rewrite ask leaves out).
+    upcoming = plan_for(state, deps, model_for(deps, state["attempt"]), state["attempt"] + 1)
+    rewrite = bool(upcoming.ask.rewrite)
     facts = {
         "number": last["number"],
-        "diff": last["diff"],
+        "diff": "" if rewrite else last["diff"],
+        "written": written(last["diff"], deps) if rewrite else "",
         "problems": last["problems"][:20],
         "failing": prompts.failing(last["check"])[:10] if last["check"] is not None else [],
     }
@@ -166,20 +173,18 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
         {"number": a["number"], "problem": (a["problems"] or [a["verdict"]])[0][:300]}
         for a in state["attempts"][-size:-1]
     ]
-    deps = runtime.context
-    # A rewrite's change is shown as the functions it wrote: its diff would show the buggy
-    # body the rewrite ask leaves out, for the next rewrite to copy.
-    rewrote = written(last["diff"], deps) if last.get("shape") == "rewrite" else ""
     feedback = prompts.feedback(
         facts,
         repeated=state["stuck_reason"],
         others=others,
         notes=last.get("notes", []),
         detailed=last.get("shape", "diff") == "diff",
-        written=rewrote,
+        rewrite=rewrite,
     )
     update: Update = {"verdict": "none"}
-    if deps.config.reflection and last["number"] > 0:
+    # No diagnosis before the first rewrite: a task of its own, it shows no feedback.
+    unseen = rewrite and not upcoming.ask.feedback
+    if deps.config.reflection and last["number"] > 0 and not unseen:
         found = _diagnose(state, deps, facts)
         if found is not None:
             reply, spent_usd = found.reply, found.cost_usd

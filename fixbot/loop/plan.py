@@ -11,9 +11,9 @@ lines, as read-only text) too. Every retry on a whole file is a rewrite ask
 (prompts/rewrite.py): the failing functions shown without their bodies, to be written anew
 from their specification, what the tests check listed with it. The first rewrite is a task of
 its own at the first temperature (a new prompt's greedy answer); a later one carries the last
-attempt's feedback (its change and the failure it left: which assertion, which values) and asks
-at its variation's temperature. A retry after a reply the screen refused, or where no failing
-function can be rewritten, is a repair with the feedback.
+attempt's feedback (the failure it left: which assertion, which values; not its code, which a
+small model sends back) and asks at its variation's temperature. A retry after a reply the
+screen refused, or where no failing function can be rewritten, is a repair with the feedback.
 """
 
 from __future__ import annotations
@@ -70,13 +70,13 @@ def plan_for(
     failing = failing_tests(baseline_of(state))
     spec = number > 1 or not file or not all(prompts.names_a_test(t) for t in failing)
     # A whole file is always asked afresh: shown its last reply, a small model sends it again
-    # (the feedback shows what that reply changed, as a diff).
+    # (the feedback shows what that reply changed, as a diff; before a rewrite, not at all).
     shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
     # Every retry on a whole file rewrites the failing functions' bodies from their
     # specification (every assertion of the failing tests listed: where no docstring or comment
     # says what the function does, they are all of it); the first rewrite is a new prompt, so
     # it asks for the greedy answer, and a later one is shown what the last attempt's change
-    # left failing (task_messages: the feedback under a rewrite after the first).
+    # left failing, not the change (nodes.reflect; the feedback under the ask: task_messages).
     # Not after a reply the screen refused: why it was refused is feedback the next ask carries.
     last = state["attempts"][-1]["problems"] if state["attempts"] else []
     refused = any(problem.startswith("policy ") for problem in last)

@@ -17,12 +17,13 @@ from fixbot.prompts.messages import (
     task_messages,
 )
 from fixbot.prompts.review import read_verdict, review_messages
-from fixbot.prompts.rewrite import rewritable, rewritten
+from fixbot.prompts.rewrite import added_lines, rewritable, rewritten
 from fixbot.prompts.sources import names_a_test
 
 __all__ = [
     "Ask",
     "Message",
+    "added_lines",
     "diagnosis_messages",
     "failing",
     "feedback",

@@ -104,6 +104,8 @@ def task_messages(
     and feedback."""
     system = system_message(protected_globs, ask)
     closing = render("reply.j2", shape=ask.shape, file=ask.file)
+    if ask.rewrite and not ask.feedback:  # the first rewrite: a task of its own
+        previous = None
     reply, note = _history(previous, ask, room_tokens)
     fixed = estimate_tokens(system["content"] + reply + note) + 2 * estimate_tokens(closing)
     budget = max(0, min(budget_tokens, room_tokens - fixed))
@@ -218,21 +220,20 @@ def feedback(
     others: Sequence[Mapping[str, Any]],
     notes: Sequence[str] = (),
     detailed: bool = True,
-    written: str = "",
+    rewrite: bool = False,
 ) -> str:
     """What the model is told about its failed attempt (`facts`: number, diff, problems,
-    failing; `notes`: what became of parts of its reply, e.g. a dropped test edit;
-    `detailed`: the failing tests' tracebacks too, not only their assertions; `written`: the
-    functions the change wrote, shown instead of its diff)."""
+    failing; `notes`: what became of parts of its reply, e.g. a dropped test edit; `detailed`:
+    the failing tests' tracebacks too, not only their assertions; `rewrite`: the next ask is a
+    rewrite, so the change is left out: a small model shown a body sends it back)."""
     return render(
         "feedback.j2",
         repeated=repeated,
         others=list(others),
         notes=list(notes),
         detailed=detailed,
-        written=written,
-        written_fence=fence([written]),
-        **facts,
+        rewrite=rewrite,
+        **{**facts, "diff": "" if rewrite else facts["diff"]},
     )
 
 
@@ -241,7 +242,9 @@ def diagnosis_messages(
 ) -> list[Message]:
     system = system_message(protected_globs)
     room = room_tokens - estimate_tokens(system["content"])
-    return [system, {"role": "user", "content": _within(render("diagnose.j2", **facts), room)}]
+    written = str(facts.get("written", ""))
+    shown = render("diagnose.j2", written_fence=fence([written]), **{**facts, "written": written})
+    return [system, {"role": "user", "content": _within(shown, room)}]
 
 
 def resume_note(hint: str, allowed: Sequence[str], previous: str) -> str:
