@@ -181,6 +181,7 @@ FACES: dict[str, set[str]] = {
     "fixbot.prompts": {
         "Ask",
         "Message",
+        "added_lines",
         "diagnosis_messages",
         "failing",
         "feedback",
@@ -190,6 +191,7 @@ FACES: dict[str, set[str]] = {
         "resume_note",
         "review_messages",
         "rewritable",
+        "rewritten",
         "task_messages",
     },
     "fixbot.report": {
