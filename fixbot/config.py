@@ -124,8 +124,8 @@ class Sampling:
     temperatures: tuple[float, ...] = field(
         default=(0.0, 0.5, 0.8), metadata={"items": {"minimum": 0, "maximum": 2}, "minItems": 1}
     )
-    # Every retry on a whole file writes the failing functions' bodies anew from their
-    # specification (loop/plan.py); false: every retry is a repair with the feedback.
+    # Every second attempt on a whole file writes the failing functions' bodies anew from
+    # their docstrings, a task of its own (loop/plan.py); false: every retry gets the feedback.
     rewrite: bool = True
 
 

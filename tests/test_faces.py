@@ -181,7 +181,6 @@ FACES: dict[str, set[str]] = {
     "fixbot.prompts": {
         "Ask",
         "Message",
-        "added_lines",
         "diagnosis_messages",
         "failing",
         "feedback",
@@ -191,7 +190,6 @@ FACES: dict[str, set[str]] = {
         "resume_note",
         "review_messages",
         "rewritable",
-        "rewritten",
         "task_messages",
     },
     "fixbot.report": {

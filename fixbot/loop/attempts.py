@@ -13,10 +13,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fixbot import prompts
 from fixbot.checks import Mode, reader, run_trial, tampered_problems
 from fixbot.checks import problems as pass_problems
-from fixbot.edits import DiffRejected, parse_reply, plan_patch
+from fixbot.edits import DiffRejected, parse_reply
 from fixbot.loop.deps import Deps, Update
 from fixbot.loop.state import FixState, baseline_of
 from fixbot.loop.stuck import Stuck, strike, varied
@@ -172,30 +171,3 @@ def slimmed(deps: Deps, thread: str, attempt: Attempt) -> Attempt:
         scratch.write_text(json.dumps(check, indent=1), encoding="utf-8")
         os.replace(scratch, path)
     return {**attempt, "check": slim(check, path.relative_to(repo).as_posix())}
-
-
-def written(diff: str, deps: Deps) -> str:
-    """What an applied diff wrote, without the lines it replaced (prompts.rewritten: the
-    statements of each Python file it changed, as it left them; of another file the lines
-    it added), each part under its path when it changed several. "" when there is none."""
-    if not diff:
-        return ""
-    try:
-        patch = plan_patch(diff, reader(deps.snapshot.tree), deps.files)
-    except DiffRejected:
-        return ""
-    parts = [
-        (
-            change.path,
-            prompts.rewritten(old, change.new)
-            if change.path.endswith(".py")
-            else prompts.added_lines(old, change.new),
-        )
-        for change in patch.changes
-        if change.new is not None
-        for old in [change.old or ""]
-    ]
-    shown = [(path, text) for path, text in parts if text]
-    if len(shown) == 1:
-        return shown[0][1]
-    return "\n\n".join(f"# {path}\n{text}" for path, text in shown)

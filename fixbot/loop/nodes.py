@@ -25,7 +25,7 @@ from fixbot.checks import (
 )
 from fixbot.config import checks_of
 from fixbot.loop import lessons
-from fixbot.loop.attempts import checks_over, decide, new_attempt, record, screened, written
+from fixbot.loop.attempts import checks_over, decide, new_attempt, record, screened
 from fixbot.loop.budget import Asked, Refused, ask, model_for, prompt_tokens, round_size
 from fixbot.loop.deps import Deps, Update
 from fixbot.loop.plan import builder, messages_for, plan_for
@@ -154,16 +154,9 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Feedback on the attempt that failed; with `reflection` on, a separate diagnosis call
     first (its tokens and cost count like any call's; skipped when it could overspend)."""
     last = state["attempts"][-1]
-    deps = runtime.context
-    # Before a rewrite, the feedback leaves the change out (a small model shown a body sends
-    # it back) and a diagnosis is shown what it wrote, never its diff (whose removed lines are
-    # the buggy body the rewrite ask leaves out).
-    upcoming = plan_for(state, deps, model_for(deps, state["attempt"]), state["attempt"] + 1)
-    rewrite = bool(upcoming.ask.rewrite)
     facts = {
         "number": last["number"],
-        "diff": "" if rewrite else last["diff"],
-        "written": written(last["diff"], deps) if rewrite else "",
+        "diff": last["diff"],
         "problems": last["problems"][:20],
         "failing": prompts.failing(last["check"])[:10] if last["check"] is not None else [],
     }
@@ -179,12 +172,10 @@ def reflect(state: FixState, runtime: Runtime[Deps]) -> Update:
         others=others,
         notes=last.get("notes", []),
         detailed=last.get("shape", "diff") == "diff",
-        rewrite=rewrite,
     )
     update: Update = {"verdict": "none"}
-    # No diagnosis before the first rewrite: a task of its own, it shows no feedback.
-    unseen = rewrite and not upcoming.ask.feedback
-    if deps.config.reflection and last["number"] > 0 and not unseen:
+    deps = runtime.context
+    if deps.config.reflection and last["number"] > 0:
         found = _diagnose(state, deps, facts)
         if found is not None:
             reply, spent_usd = found.reply, found.cost_usd

@@ -7,13 +7,10 @@ corrected `solution.py` in one ```python block"): the edit format a small model 
 other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
 first whole-file prompt is short (the failing tests with their evidence, and the file); a
 retry, or a failing check that is not a test run, shows what the tests check (their assert
-lines, as read-only text) too. Every retry on a whole file is a rewrite ask
+lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
 (prompts/rewrite.py): the failing functions shown without their bodies, to be written anew
-from their specification, what the tests check listed with it. The first rewrite is a task of
-its own at the first temperature (a new prompt's greedy answer); a later one carries the last
-attempt's feedback (the failure it left: which assertion, which values; not its code, which a
-small model sends back) and asks at its variation's temperature. A retry after a reply the
-screen refused, or where no failing function can be rewritten, is a repair with the feedback.
+from their specification, what the tests check listed with it; the first of them at the first
+temperature (a new prompt's greedy answer), later ones at their variation's.
 """
 
 from __future__ import annotations
@@ -70,26 +67,22 @@ def plan_for(
     failing = failing_tests(baseline_of(state))
     spec = number > 1 or not file or not all(prompts.names_a_test(t) for t in failing)
     # A whole file is always asked afresh: shown its last reply, a small model sends it again
-    # (the feedback shows what that reply changed, as a diff; before a rewrite, not at all).
+    # (the feedback shows what that reply changed, as a diff).
     shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
-    # Every retry on a whole file rewrites the failing functions' bodies from their
+    # Every second attempt on a whole file rewrites the failing functions' bodies from their
     # specification (every assertion of the failing tests listed: where no docstring or comment
     # says what the function does, they are all of it); the first rewrite is a new prompt, so
-    # it asks for the greedy answer, and a later one is shown what the last attempt's change
-    # left failing, not the change (nodes.reflect; the feedback under the ask: task_messages).
+    # it asks for the greedy answer.
     # Not after a reply the screen refused: why it was refused is feedback the next ask carries.
     last = state["attempts"][-1]["problems"] if state["attempts"] else []
     refused = any(problem.startswith("policy ") for problem in last)
-    again = bool(file) and number > 1 and deps.config.sampling.rewrite and not refused
+    even = bool(file) and number % 2 == 0 and deps.config.sampling.rewrite and not refused
     rewrite = (
-        prompts.rewritable(baseline_of(state), deps.snapshot.tree, deps.files, file)
-        if again
-        else ()
+        prompts.rewritable(baseline_of(state), deps.snapshot.tree, deps.files, file) if even else ()
     )
     if rewrite:
-        first = not any(a.get("shape") == "rewrite" for a in state["attempts"])
-        shape = Ask("whole_file", file, False, True, rewrite, feedback=not first)
-        if first:
+        shape = Ask("whole_file", file, history=False, spec=True, rewrite=rewrite)
+        if number == 2:
             at = replace(at, temperature=deps.config.sampling.temperatures[0])
     return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)
 

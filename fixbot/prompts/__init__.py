@@ -17,13 +17,12 @@ from fixbot.prompts.messages import (
     task_messages,
 )
 from fixbot.prompts.review import read_verdict, review_messages
-from fixbot.prompts.rewrite import added_lines, rewritable, rewritten
+from fixbot.prompts.rewrite import rewritable
 from fixbot.prompts.sources import names_a_test
 
 __all__ = [
     "Ask",
     "Message",
-    "added_lines",
     "diagnosis_messages",
     "failing",
     "feedback",
@@ -33,6 +32,5 @@ __all__ = [
     "resume_note",
     "review_messages",
     "rewritable",
-    "rewritten",
     "task_messages",
 ]

@@ -40,8 +40,6 @@ class Ask:
     spec: bool = True  # the tests' source shown (else their ids, assertions and messages)
     # functions of `file` shown without their bodies, to be written anew from their specification
     rewrite: tuple[str, ...] = ()
-    # the last attempt's feedback under a rewrite (the first rewrite is a task of its own)
-    feedback: bool = True
 
     @property
     def kind(self) -> str:
@@ -104,8 +102,6 @@ def task_messages(
     and feedback."""
     system = system_message(protected_globs, ask)
     closing = render("reply.j2", shape=ask.shape, file=ask.file)
-    if ask.rewrite and not ask.feedback:  # the first rewrite: a task of its own
-        previous = None
     reply, note = _history(previous, ask, room_tokens)
     fixed = estimate_tokens(system["content"] + reply + note) + 2 * estimate_tokens(closing)
     budget = max(0, min(budget_tokens, room_tokens - fixed))
@@ -184,7 +180,7 @@ def _left_out(frame: Excerpt, ask: Ask) -> Excerpt:
 def _conversation(
     system: Message, task: str, reply: str, note: str, closing: str, ask: Ask, retry: bool
 ) -> list[Message]:
-    if not retry or (ask.rewrite and not ask.feedback):  # the first rewrite: a task of its own
+    if not retry or ask.rewrite:  # a rewrite is a task of its own: no last attempt under it
         return [system, {"role": "user", "content": task if ask.short else f"{task}\n{closing}"}]
     if not ask.history or not reply:
         fresh = f"{task}\n## The last attempt\n\n{note}\n{closing}"
@@ -220,20 +216,17 @@ def feedback(
     others: Sequence[Mapping[str, Any]],
     notes: Sequence[str] = (),
     detailed: bool = True,
-    rewrite: bool = False,
 ) -> str:
     """What the model is told about its failed attempt (`facts`: number, diff, problems,
-    failing; `notes`: what became of parts of its reply, e.g. a dropped test edit; `detailed`:
-    the failing tests' tracebacks too, not only their assertions; `rewrite`: the next ask is a
-    rewrite, so the change is left out: a small model shown a body sends it back)."""
+    failing; `notes`: what became of parts of its reply, e.g. a dropped test edit;
+    `detailed`: the failing tests' tracebacks too, not only their assertions)."""
     return render(
         "feedback.j2",
         repeated=repeated,
         others=list(others),
         notes=list(notes),
         detailed=detailed,
-        rewrite=rewrite,
-        **{**facts, "diff": "" if rewrite else facts["diff"]},
+        **facts,
     )
 
 
@@ -242,9 +235,7 @@ def diagnosis_messages(
 ) -> list[Message]:
     system = system_message(protected_globs)
     room = room_tokens - estimate_tokens(system["content"])
-    written = str(facts.get("written", ""))
-    shown = render("diagnose.j2", written_fence=fence([written]), **{**facts, "written": written})
-    return [system, {"role": "user", "content": _within(shown, room)}]
+    return [system, {"role": "user", "content": _within(render("diagnose.j2", **facts), room)}]
 
 
 def resume_note(hint: str, allowed: Sequence[str], previous: str) -> str:

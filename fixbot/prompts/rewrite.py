@@ -14,7 +14,6 @@ checked like any other: the tests stay the judge.
 from __future__ import annotations
 
 import ast
-import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -64,39 +63,6 @@ def elided(text: str, names: Sequence[str]) -> str:
     for start, end, indent in sorted(cuts, reverse=True):
         lines[start - 1 : end] = [f"{indent}{LEFT_OUT}\n"]
     return "".join(lines)
-
-
-def rewritten(old: str, new: str) -> str:
-    """What a change wrote in a Python file, without the lines it replaced: the top-level
-    statements of `new` that `old` does not have as they are (a function or class whole, its
-    decorators included), in file order. Where `new` does not parse, the lines it added."""
-    try:
-        after = ast.parse(new)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return added_lines(old, new)
-    try:
-        had = set(_statements(old, ast.parse(old)))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        had = set()
-    return "\n\n".join(text for text in _statements(new, after) if text not in had)
-
-
-def added_lines(old: str, new: str) -> str:
-    """The lines `new` has that `old` lacks, as a line diff finds them."""
-    diff = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-    return "\n".join(line[1:] for line in diff if line[:1] == "+" and line[:3] != "+++")
-
-
-def _statements(text: str, module: ast.Module) -> list[str]:
-    """Each top-level statement's lines, its decorators included."""
-    lines = text.splitlines(keepends=True)
-    found = []
-    for node in module.body:
-        decorators = getattr(node, "decorator_list", [])
-        first = min([node.lineno, *(d.lineno for d in decorators)])
-        end = node.end_lineno or node.lineno
-        found.append("".join(lines[first - 1 : end]).rstrip("\n"))
-    return found
 
 
 def _first_statement(node: _Function) -> ast.stmt:
