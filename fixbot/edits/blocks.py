@@ -1,6 +1,7 @@
 """The code blocks of a reply, and the file each names.
 
-A block is fenced (``` or ~~~, an info string that may name the file: ```python calc.py), or
+A block is fenced (``` or ~~~, an info string that may name the file: ```python calc.py; it
+ends where fences.closes says, so a docstring's own ```pycon example stays inside it), or
 indented four spaces (Markdown's indented code) right under a line naming a file. A fenced
 block names its file in the info string, else on the line before the fence (a blank line
 between them allowed), e.g. a bold heading `**calc.py**:`; an indented block only counts
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fixbot.edits.fences import closes
 from fixbot.edits.search_replace import PATH_LINE
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})\s*([^\s`]*)\s*([^\s`]*)\s*$")
@@ -58,7 +60,7 @@ def _fenced(lines: list[str], i: int, opening: re.Match[str]) -> tuple[Block, in
         path = _named_before(lines, i)
     indent = len(lines[i]) - len(lines[i].lstrip())
     j = i + 1
-    while j < len(lines) and not lines[j].strip().startswith(fence[0] * len(fence)):
+    while j < len(lines) and not closes(lines[j], lines[i][:indent], fence):
         j += 1
     body = [line[indent:] if line[:indent].isspace() else line for line in lines[i + 1 : j]]
     language = first.lower() if _path_in(first) is None or second else ""

@@ -1,10 +1,12 @@
 """Find the diff in a model's reply: the bodies of its fenced diff blocks, or a bare diff.
 
     extract_diff   reply text -> the diff inside its fenced block(s), or None
+    closes         whether a line closes a fence (the one rule, code blocks' too)
 
 Fences follow CommonMark closely enough for model replies: ``` or ~~~ of any length, an
-optional info string, a closing fence no deeper than the opening one (so a " ```" context
-line inside a diff does not end the block), and an unclosed fence running to the end.
+optional info string, a closing fence no deeper than the opening one and with no info string
+(so a " ```" context line inside a diff, or a docstring's indented ```pycon example inside a
+python block, does not end the block), and an unclosed fence running to the end.
 """
 
 from __future__ import annotations
@@ -44,15 +46,17 @@ def _fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
             continue
         indent, fence = opening["indent"], opening["fence"]
         body: list[str] = []
-        while i < len(lines) and not _closes(lines[i], indent, fence):
+        while i < len(lines) and not closes(lines[i], indent, fence):
             body.append(lines[i].removeprefix(indent))
             i += 1
         i += 1
         yield opening["info"].strip(), "\n".join(body)
 
 
-def _closes(line: str, indent: str, fence: str) -> bool:
-    # Not indented deeper than the opening fence: " ```" is a context line in a diff.
+def closes(line: str, indent: str, fence: str) -> bool:
+    """Whether `line` closes the fence `fence` opened at `indent`: fence characters only (at
+    least as many), indented no deeper than the opening fence (" ```" is a context line in a
+    diff; an indented ``` in a docstring is the docstring's)."""
     stripped = line.strip()
     return (
         len(line) - len(line.lstrip()) <= len(indent)
