@@ -108,8 +108,11 @@ REWRITE = (
     "`{source}`:\n```python\n{code}```\n\n"
     "The failing test run (`python -m pytest -q`):\n```text\n{failure}\n```\n"
 )
-_PYTHON_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
-_ANY_BLOCK = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.S)
+# A block closes at a line of backticks alone, not indented past three spaces (CommonMark):
+# an indented ```pycon example in a docstring is the code's own.
+_CLOSE = r"(?:(?<=\n)[ \t]{0,3}```[ \t]*$|\Z)"
+_PYTHON_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)[ \t]*\n(.*?)" + _CLOSE, re.S | re.I | re.M)
+_ANY_BLOCK = re.compile(r"```[^\n`]*\n(.*?)" + _CLOSE, re.S | re.M)
 _CONTEXT = re.compile(
     r"HTTP 400|context (?:window|length|size)|n_ctx|maximum context|too many tokens", re.I
 )

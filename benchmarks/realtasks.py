@@ -95,7 +95,11 @@ REWRITE = (
     "{code}\n"
     "The failing test run (`{command}`):\n```text\n{failure}\n```\n"
 )
-_PYTHON_BLOCKS = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
+# A block closes at a line of backticks alone, not indented past three spaces (CommonMark):
+# an indented ```pycon example in a docstring is the code's own.
+_PYTHON_BLOCKS = re.compile(
+    r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:(?<=\n)[ \t]{0,3}```[ \t]*$|\Z)", re.S | re.I | re.M
+)
 _UNITTEST_START = re.compile(r"^(?:FAIL|ERROR): ", re.M)
 _UNITTEST_END = re.compile(r"^Ran \d+ tests? in ", re.M)
 _UNITTEST_SKIPPED = re.compile(r"skipped=(\d+)")

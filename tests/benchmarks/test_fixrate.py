@@ -271,6 +271,17 @@ def test_a_reply_becomes_the_candidate_file() -> None:
     assert fixrate.extract_code("  ") == ("", "empty")
 
 
+DOCSTRING_WITH_AN_EXAMPLE = (
+    'def size(n):\n    """Examples:\n        ```pycon\n        >>> size(1)\n        1\n\n'
+    '        ```\n    """\n    return n\n'
+)
+
+
+def test_a_docstrings_own_fenced_example_stays_in_the_candidate() -> None:
+    reply = f"Fixed:\n```python\n{DOCSTRING_WITH_AN_EXAMPLE}```\nDone.\n"
+    assert fixrate.extract_code(reply) == (DOCSTRING_WITH_AN_EXAMPLE, "python block")
+
+
 def test_results_number_the_runs(tmp_path: Path) -> None:
     results = fixrate.Results(tmp_path, "movedspec", "design")
     assert results.new("2026-01-02") == (1, tmp_path / "movedspec-design-2026-01-02-run1.jsonl")

@@ -153,6 +153,15 @@ def test_reply_blocks_are_every_fenced_block_in_order() -> None:
     assert realtasks.reply_blocks("  ") == []
 
 
+def test_a_docstrings_own_fenced_example_stays_in_its_block() -> None:
+    code = (
+        'def size(n):\n    """Examples:\n        ```pycon\n        >>> size(1)\n        ```\n'
+        '    """\n'
+    )
+    reply = f"Fixed:\n```python\n{code}```\nand\n```\nb = 2\n```\n"
+    assert realtasks.reply_blocks(reply) == [code, "b = 2\n"]
+
+
 # --- the judge, on a project of our own ---
 
 
