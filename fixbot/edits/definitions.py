@@ -1,15 +1,22 @@
-"""Blocks of code: whole top-level definitions of a file, or the whole file.
+"""Blocks of code: whole definitions of a file (top-level ones, or methods), or the whole file.
 
 A block that names no file counts when exactly one file defines its definitions (all of them,
 else some: a fix that adds a helper). Each definition replaces the one of the same name, and a
 new one joins before them; a block holding every definition of the file and other statements
 is the whole file (the file's imports it lacks kept). A block defining nothing the file
 defines is no edit of it.
+
+Real files are mostly classes, and a fix is mostly one method. A class block that leaves out
+some of the class's methods is that class in part: each method it holds replaces the method of
+the same name (a new one joins after the last it replaced), the rest of the class stays. A
+function that the file defines only as the method of one class (sent alone, dedented or at the
+class's own indentation) replaces that method, at its indentation.
 """
 
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import TypeGuard
 
@@ -71,9 +78,10 @@ def _defined_in(files: Sequence[str], read: Reader, names: set[str]) -> dict[str
         if text is None or not any(f"def {n}" in text or f"class {n}" in text for n in names):
             continue
         try:
-            found[path] = set(_definitions(ast.parse(text))) & names
+            tree = ast.parse(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
+        found[path] = (set(_definitions(tree)) | set(_unique_methods(tree))) & names
     return {path: names_in for path, names_in in found.items() if names_in}
 
 
@@ -96,6 +104,7 @@ def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str
     adds to try itself."""
     try:
         old_tree = ast.parse(content)
+        body = _dedented(body)
         body = _without_lines(body, _self_imports(ast.parse(body), own))
         if not _is_test_module(own):
             body = _without_lines(body, _demonstrations(ast.parse(body), old_tree))
@@ -110,24 +119,144 @@ def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str
     loose = _loose(new_tree)
     if set(old_defs) <= set(new_defs) and (loose or _statements(old_tree) <= _statements(new_tree)):
         return _with_imports(body, new_tree, old_tree, content)  # the whole file
-    if loose or not set(new_defs) & set(old_defs):
+    methods = _unique_methods(old_tree)
+    as_methods = [n for n in new_defs if n not in old_defs and n in methods]
+    if loose or not (set(new_defs) & set(old_defs) or as_methods):
         return None
     lines = content.splitlines(keepends=True)
     body_lines = body.splitlines(keepends=True)
     imports = _new_imports(old_tree, new_tree, body)
     old = set(old_defs)
     replaced = [n for n in new_defs if n in old]
-    added = [[*_segment(body_lines, *new_defs[n]), "\n", "\n"] for n in new_defs if n not in old]
-    first = min(old_defs[n][0] for n in replaced)
+    added = [
+        [*_segment(body_lines, *new_defs[n]), "\n", "\n"]
+        for n in new_defs
+        if n not in old and n not in as_methods
+    ]
+    # Every span this block replaces, old line numbers: (start, stop, the lines put there).
+    edits: list[tuple[int, int, list[str]]] = []
+    for name in replaced:
+        segment = _segment(body_lines, *new_defs[name])
+        partial = _partial_class(old_tree, new_tree, name)
+        if partial is not None:
+            merged = _merged_class(lines, body_lines, *partial)
+            if merged is None:
+                return None
+            edits += merged
+        else:
+            edits.append((*old_defs[name], segment))
+    for name in as_methods:
+        start, stop, column = methods[name]
+        segment = _segment(body_lines, *new_defs[name])
+        edits.append((start, stop, _reindented(segment, column)))
+    first = min(start for start, _, _ in edits)
     # Replace from the bottom up, so earlier line numbers stay valid.
-    for name in sorted(replaced, key=lambda n: old_defs[n][0], reverse=True):
-        start, stop = old_defs[name]
-        lines[start:stop] = _segment(body_lines, *new_defs[name])
-    lines[first:first] = [line for helper in added for line in helper]
+    order = sorted(range(len(edits)), key=lambda i: (edits[i][0], i), reverse=True)
+    for start, stop, segment in (edits[i] for i in order):
+        lines[start:stop] = segment
+    if added:
+        at = min([old_defs[n][0] for n in replaced] or [first])
+        lines[at:at] = [line for helper in added for line in helper]
     if imports:
         at = _import_point(old_tree)
         lines[at:at] = [f"{line}\n" for line in imports]
     return "".join(lines)
+
+
+def _dedented(body: str) -> str:
+    """The block dedented when it does not parse as it is (a method sent at its class's
+    indentation)."""
+    try:
+        ast.parse(body)
+    except SyntaxError:
+        return textwrap.dedent(body)
+    return body
+
+
+_FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _members(node: ast.ClassDef) -> dict[str, tuple[int, int, int]]:
+    """A class's methods: name -> (first line, line after its end, 0-based, decorators in;
+    its column)."""
+    found = {}
+    for item in node.body:
+        if isinstance(item, _FUNCTION) and item.end_lineno is not None:
+            first = min([item.lineno, *(d.lineno for d in item.decorator_list)]) - 1
+            found[item.name] = (first, item.end_lineno, item.col_offset)
+    return found
+
+
+def _unique_methods(tree: ast.Module) -> dict[str, tuple[int, int, int]]:
+    """The methods defined in exactly one top-level class, and by no top-level definition."""
+    spans: dict[str, list[tuple[int, int, int]]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for name, span in _members(node).items():
+                spans.setdefault(name, []).append(span)
+    top = set(_definitions(tree))
+    return {n: found[0] for n, found in spans.items() if len(found) == 1 and n not in top}
+
+
+def _class_named(tree: ast.Module, name: str) -> ast.ClassDef | None:
+    return next(
+        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name),
+        None,
+    )
+
+
+def _partial_class(
+    old_tree: ast.Module, new_tree: ast.Module, name: str
+) -> tuple[ast.ClassDef, ast.ClassDef] | None:
+    """(old, new) when the block's class `name` leaves out some of the file's class's methods:
+    the class in part, not a new class without them."""
+    old, new = _class_named(old_tree, name), _class_named(new_tree, name)
+    if old is None or new is None:
+        return None
+    return (old, new) if set(_members(old)) - set(_members(new)) else None
+
+
+def _merged_class(
+    lines: list[str], body_lines: list[str], old: ast.ClassDef, new: ast.ClassDef
+) -> list[tuple[int, int, list[str]]] | None:
+    """The edits that put a partial class's methods into the file's class: each replaces the
+    method of its name, a new one joins after the last method replaced. None when the block
+    changes anything else of the class (its bases, decorators, attributes): not a part, and
+    not the whole."""
+    same_header = all(
+        [ast.dump(n) for n in getattr(old, part)] == [ast.dump(n) for n in getattr(new, part)]
+        for part in ("bases", "keywords", "decorator_list")
+    )
+    had = {ast.dump(item) for item in old.body if not isinstance(item, _FUNCTION)}
+    others = [
+        item
+        for index, item in enumerate(new.body)
+        if not isinstance(item, _FUNCTION) and not _is_docstring_node(item, index)
+    ]
+    if not same_header or any(ast.dump(item) not in had for item in others):
+        return None
+    old_members = _members(old)
+    column = old.body[0].col_offset  # the class body's indentation
+    edits: list[tuple[int, int, list[str]]] = []
+    last = old.end_lineno or len(lines)
+    for name, (start, stop, _) in _members(new).items():
+        segment = _reindented(_segment(body_lines, start, stop), column)
+        if name in old_members:
+            first, last, _ = old_members[name]
+            edits.append((first, last, segment))
+        else:  # a new method: after the last one replaced (else at the class's end)
+            edits.append((last, last, ["\n", *segment]))
+    return edits
+
+
+def _is_docstring_node(node: ast.stmt, index: int) -> bool:
+    return index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+
+def _reindented(segment: list[str], column: int) -> list[str]:
+    """The lines moved to start at `column` (their common indentation replaced)."""
+    text = textwrap.dedent("".join(segment))
+    return textwrap.indent(text, " " * column).splitlines(keepends=True)
 
 
 def module_names(path: str) -> list[str]:

@@ -11,8 +11,9 @@ that applies, so when a reply has none, these shapes are accepted too:
                                 `**calc.py**:` heading; the block fenced, or indented four
                                 spaces) holding the whole file: every top-level definition
                                 the file has (imports it drops are kept)
-    whole definitions           the same, holding complete top-level functions or classes of
-                                that file: each replaces the definition of the same name, a
+    whole definitions           the same, holding complete functions, classes or methods of
+                                that file: each replaces the definition of the same name (a
+                                class missing some methods replaces only those it holds), a
                                 new one (a helper) joins them
 
 A code block that names no file (or one that does not exist) counts when exactly one file
@@ -129,8 +130,9 @@ def _apply_blocks(
             replaced = replace_definitions(content, part, module_names(path))
             if replaced is None:
                 problems.append(
-                    f"{path}: the code block is neither the whole file nor complete top-level "
-                    "definitions of it; send the whole corrected file"
+                    f"{path}: the code block is neither the whole file nor complete "
+                    "definitions of it (functions, classes or methods); send the whole "
+                    "corrected function"
                 )
             else:
                 changes[path] = replaced
