@@ -119,8 +119,13 @@ _CONTEXT = re.compile(
 _RETRY = re.compile(r'"event": "model_retry"|\bmodel_retry\b')
 _RAN = frozenset({"pass", "fail", "applied"})  # fixbot verdicts of an attempt whose tests ran
 FIXBOT_CATEGORIES = ("hang", "context", "unusable", "refused", "stuck", "wrong", "error")
-# an attempt's problems that say its reply held no edit that applies (not a policy refusal)
-_UNUSABLE = re.compile(r"contains no edit|does not apply|not found in the file", re.I)
+# an attempt's problems that say its reply held no edit that applies (not a policy refusal):
+# none at all, one that does not fit the file, or the code sent back as it is
+_UNUSABLE = re.compile(
+    r"contains no edit|does not apply|not found in the file|changes nothing"
+    r"|neither the whole file nor complete",
+    re.I,
+)
 
 
 # --- the model: the openai SDK directly, nothing of fixbot's ---

@@ -336,6 +336,15 @@ def attempt(verdict: str, *problems: str, status: str = "failed") -> dict[str, A
         ),
         (
             [
+                attempt("rejected", "the reply changes nothing: the code it sends back is"),
+                attempt("rejected", "a.py: the code block is neither the whole file nor complete"),
+            ],
+            "escalated",
+            "",
+            "unusable",
+        ),
+        (
+            [
                 attempt("rejected", "the reply contains no edit"),
                 attempt("rejected", "tests/x.py is protected"),
             ],
