@@ -10,14 +10,19 @@ Real files are mostly classes, and a fix is mostly one method. A class block tha
 some of the class's methods is that class in part: each method it holds replaces the method of
 the same name (a new one joins after the last it replaced), the rest of the class stays. A
 function that the file defines only as the method of one class (sent alone, dedented or at the
-class's own indentation) replaces that method, at its indentation.
+class's own indentation) replaces that method, at its indentation (the file's own, tabs too; a
+line inside a string moves never). A name a class defines twice (a property's getter and
+setter) is no one method: only the whole class replaces it.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import textwrap
+import tokenize
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeGuard
 
 Reader = Callable[[str], str | None]
@@ -30,6 +35,7 @@ def owned_parts(body: str, files: Sequence[str], read: Reader) -> list[tuple[str
     the test's helpers and the fixed function in one block), a new one (a helper) with the
     definition after it, and the block's imports with every part. [] when a definition is
     defined by several files, or none of them by any."""
+    body = _dedented(body)
     try:
         tree = ast.parse(body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -117,7 +123,9 @@ def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str
     if not new_defs:
         return None
     loose = _loose(new_tree)
-    if set(old_defs) <= set(new_defs) and (loose or _statements(old_tree) <= _statements(new_tree)):
+    partial = {n for n in new_defs if _partial_class(old_tree, new_tree, n) is not None}
+    whole = loose or _statements(old_tree) <= _statements(new_tree)
+    if set(old_defs) <= set(new_defs) and whole and not partial:
         return _with_imports(body, new_tree, old_tree, content)  # the whole file
     methods = _unique_methods(old_tree)
     as_methods = [n for n in new_defs if n not in old_defs and n in methods]
@@ -137,25 +145,25 @@ def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str
     edits: list[tuple[int, int, list[str]]] = []
     for name in replaced:
         segment = _segment(body_lines, *new_defs[name])
-        partial = _partial_class(old_tree, new_tree, name)
-        if partial is not None:
-            merged = _merged_class(lines, body_lines, *partial)
-            if merged is None:
+        classes = _partial_class(old_tree, new_tree, name) if name in partial else None
+        if classes is not None:
+            merged = _merged_class(lines, body_lines, *classes)
+            if not merged:
                 return None
             edits += merged
         else:
             edits.append((*old_defs[name], segment))
     for name in as_methods:
-        start, stop, column = methods[name]
+        method = methods[name]
         segment = _segment(body_lines, *new_defs[name])
-        edits.append((start, stop, _reindented(segment, column)))
-    first = min(start for start, _, _ in edits)
+        edits.append((method.start, method.stop, _reindented(segment, method.indent(lines))))
     # Replace from the bottom up, so earlier line numbers stay valid.
     order = sorted(range(len(edits)), key=lambda i: (edits[i][0], i), reverse=True)
     for start, stop, segment in (edits[i] for i in order):
         lines[start:stop] = segment
-    if added:
-        at = min([old_defs[n][0] for n in replaced] or [first])
+    if added:  # new helpers go before the first top-level definition the block edits
+        edited = [*replaced, *(methods[n].owner for n in as_methods)]
+        at = min(old_defs[n][0] for n in edited)
         lines[at:at] = [line for helper in added for line in helper]
     if imports:
         at = _import_point(old_tree)
@@ -168,7 +176,7 @@ def _dedented(body: str) -> str:
     indentation)."""
     try:
         ast.parse(body)
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return textwrap.dedent(body)
     return body
 
@@ -176,26 +184,58 @@ def _dedented(body: str) -> str:
 _FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _members(node: ast.ClassDef) -> dict[str, tuple[int, int, int]]:
-    """A class's methods: name -> (first line, line after its end, 0-based, decorators in;
-    its column)."""
-    found = {}
+@dataclass(frozen=True)
+class _Method:
+    """A method of a class: its lines (0-based, decorators in, end exclusive), its def line,
+    its column, and its class's name."""
+
+    start: int
+    stop: int
+    line: int
+    column: int
+    owner: str
+
+    def indent(self, lines: Sequence[str]) -> str:
+        """The method's own indentation, as the file writes it (spaces or tabs)."""
+        return lines[self.line][: self.column]
+
+
+def _members(node: ast.ClassDef) -> dict[str, _Method]:
+    """A class's methods by name: each name defined once in the class (a name defined twice,
+    a property's getter and setter, is no one method, and is left out)."""
+    found: dict[str, _Method] = {}
+    twice: set[str] = set()
     for item in node.body:
         if isinstance(item, _FUNCTION) and item.end_lineno is not None:
             first = min([item.lineno, *(d.lineno for d in item.decorator_list)]) - 1
-            found[item.name] = (first, item.end_lineno, item.col_offset)
-    return found
+            if item.name in found:
+                twice.add(item.name)
+            found[item.name] = _Method(
+                first, item.end_lineno, item.lineno - 1, item.col_offset, node.name
+            )
+    return {name: method for name, method in found.items() if name not in twice}
 
 
-def _unique_methods(tree: ast.Module) -> dict[str, tuple[int, int, int]]:
+def _defined_twice(node: ast.ClassDef) -> set[str]:
+    names = [item.name for item in node.body if isinstance(item, _FUNCTION)]
+    return {name for name in names if names.count(name) > 1}
+
+
+def _unique_methods(tree: ast.Module) -> dict[str, _Method]:
     """The methods defined in exactly one top-level class, and by no top-level definition."""
-    spans: dict[str, list[tuple[int, int, int]]] = {}
+    found: dict[str, list[_Method]] = {}
+    twice: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            for name, span in _members(node).items():
-                spans.setdefault(name, []).append(span)
+            twice |= _defined_twice(node)
+            for name, method in _members(node).items():
+                found.setdefault(name, []).append(method)
     top = set(_definitions(tree))
-    return {n: found[0] for n, found in spans.items() if len(found) == 1 and n not in top}
+    return {
+        n: methods[0]
+        for n, methods in found.items()
+        if len(methods) == 1 and n not in top and n not in twice
+    }
 
 
 def _class_named(tree: ast.Module, name: str) -> ast.ClassDef | None:
@@ -235,15 +275,20 @@ def _merged_class(
     ]
     if not same_header or any(ast.dump(item) not in had for item in others):
         return None
+    if _defined_twice(new) or _defined_twice(old) & {
+        item.name for item in new.body if isinstance(item, _FUNCTION)
+    }:
+        return None  # a property's getter and setter: which replaces which is a guess
     old_members = _members(old)
-    column = old.body[0].col_offset  # the class body's indentation
+    body = old.body[0]
+    indent = lines[body.lineno - 1][: body.col_offset]  # the class body's, as the file has it
     edits: list[tuple[int, int, list[str]]] = []
     last = old.end_lineno or len(lines)
-    for name, (start, stop, _) in _members(new).items():
-        segment = _reindented(_segment(body_lines, start, stop), column)
+    for name, method in _members(new).items():
+        segment = _reindented(_segment(body_lines, method.start, method.stop), indent)
         if name in old_members:
-            first, last, _ = old_members[name]
-            edits.append((first, last, segment))
+            last = old_members[name].stop
+            edits.append((old_members[name].start, last, segment))
         else:  # a new method: after the last one replaced (else at the class's end)
             edits.append((last, last, ["\n", *segment]))
     return edits
@@ -253,10 +298,32 @@ def _is_docstring_node(node: ast.stmt, index: int) -> bool:
     return index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
 
 
-def _reindented(segment: list[str], column: int) -> list[str]:
-    """The lines moved to start at `column` (their common indentation replaced)."""
+def _reindented(segment: list[str], indent: str) -> list[str]:
+    """The lines moved so that the first starts at `indent`: the first line's indentation
+    replaced on every line of code that has it (a line that starts inside a string, such as
+    a docstring's or a template's, stays exactly as it is: its text is a value)."""
+    first = next((line for line in segment if line.strip()), "")
+    own = first[: len(first) - len(first.lstrip())]
+    inside = _inside_strings(segment)
+    return [
+        indent + line[len(own) :]
+        if line.strip() and line.startswith(own) and n not in inside
+        else line
+        for n, line in enumerate(segment)
+    ]
+
+
+def _inside_strings(segment: list[str]) -> set[int]:
+    """The indexes of the lines that start inside a multi-line string."""
+    found: set[int] = set()
     text = textwrap.dedent("".join(segment))
-    return textwrap.indent(text, " " * column).splitlines(keepends=True)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                found.update(range(token.start[0], token.end[0]))  # 1-based rows -> 0-based
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
 
 
 def module_names(path: str) -> list[str]:
