@@ -108,9 +108,7 @@ REWRITE = (
     "`{source}`:\n```python\n{code}```\n\n"
     "The failing test run (`python -m pytest -q`):\n```text\n{failure}\n```\n"
 )
-# A block closes at a line of backticks alone, not indented past three spaces (CommonMark):
-# an indented ```pycon example in a docstring is the code's own.
-_CLOSE = r"(?:(?<=\n)[ \t]{0,3}```[ \t]*$|\Z)"
+_CLOSE = realtasks.CLOSING_FENCE  # one closing rule for every side's reply blocks
 _PYTHON_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)[ \t]*\n(.*?)" + _CLOSE, re.S | re.I | re.M)
 _ANY_BLOCK = re.compile(r"```[^\n`]*\n(.*?)" + _CLOSE, re.S | re.M)
 _CONTEXT = re.compile(

@@ -96,9 +96,10 @@ REWRITE = (
     "The failing test run (`{command}`):\n```text\n{failure}\n```\n"
 )
 # A block closes at a line of backticks alone, not indented past three spaces (CommonMark):
-# an indented ```pycon example in a docstring is the code's own.
+# an indented ```pycon example in a docstring is the code's own. (re.M and re.S with it.)
+CLOSING_FENCE = r"(?:(?<=\n)[ \t]{0,3}```[ \t]*$|\Z)"
 _PYTHON_BLOCKS = re.compile(
-    r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:(?<=\n)[ \t]{0,3}```[ \t]*$|\Z)", re.S | re.I | re.M
+    r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)" + CLOSING_FENCE, re.S | re.I | re.M
 )
 _UNITTEST_START = re.compile(r"^(?:FAIL|ERROR): ", re.M)
 _UNITTEST_END = re.compile(r"^Ran \d+ tests? in ", re.M)
@@ -550,6 +551,7 @@ def failure_excerpt(task: RealTask, output: str, head: int = 1500, tail: int = 2
 
 
 __all__ = [
+    "CLOSING_FENCE",
     "CORPUS",
     "DEFAULT_MIRRORS",
     "RealJudge",

@@ -203,17 +203,15 @@ class _Method:
 def _members(node: ast.ClassDef) -> dict[str, _Method]:
     """A class's methods by name: each name defined once in the class (a name defined twice,
     a property's getter and setter, is no one method, and is left out)."""
+    twice = _defined_twice(node)
     found: dict[str, _Method] = {}
-    twice: set[str] = set()
     for item in node.body:
-        if isinstance(item, _FUNCTION) and item.end_lineno is not None:
+        if isinstance(item, _FUNCTION) and item.end_lineno is not None and item.name not in twice:
             first = min([item.lineno, *(d.lineno for d in item.decorator_list)]) - 1
-            if item.name in found:
-                twice.add(item.name)
             found[item.name] = _Method(
                 first, item.end_lineno, item.lineno - 1, item.col_offset, node.name
             )
-    return {name: method for name, method in found.items() if name not in twice}
+    return found
 
 
 def _defined_twice(node: ast.ClassDef) -> set[str]:
@@ -271,7 +269,7 @@ def _merged_class(
     others = [
         item
         for index, item in enumerate(new.body)
-        if not isinstance(item, _FUNCTION) and not _is_docstring_node(item, index)
+        if not isinstance(item, _FUNCTION) and not _is_docstring(new.body, index)
     ]
     if not same_header or any(ast.dump(item) not in had for item in others):
         return None
@@ -292,10 +290,6 @@ def _merged_class(
         else:  # a new method: after the last one replaced (else at the class's end)
             edits.append((last, last, ["\n", *segment]))
     return edits
-
-
-def _is_docstring_node(node: ast.stmt, index: int) -> bool:
-    return index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
 
 
 def _reindented(segment: list[str], indent: str) -> list[str]:
@@ -448,13 +442,16 @@ def _with_imports(body: str, new_tree: ast.Module, old_tree: ast.Module, content
 def _loose(tree: ast.Module) -> bool:
     """Whether the module holds statements other than definitions, imports and a docstring."""
     return any(
-        not isinstance(node, _DEFINITION) and not _is_import(node) and not _is_docstring(tree, i)
+        not isinstance(node, _DEFINITION)
+        and not _is_import(node)
+        and not _is_docstring(tree.body, i)
         for i, node in enumerate(tree.body)
     )
 
 
-def _is_docstring(tree: ast.Module, index: int) -> bool:
-    node = tree.body[index]
+def _is_docstring(body: Sequence[ast.stmt], index: int) -> bool:
+    """Whether body[index] is the docstring of the module or class whose body it is."""
+    node = body[index]
     return index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
 
 
@@ -473,7 +470,7 @@ def _import_point(tree: ast.Module) -> int:
     """The line after the file's last top-level import (or its docstring), 0-based."""
     point = 0
     for index, node in enumerate(tree.body):
-        if (_is_import(node) or _is_docstring(tree, index)) and node.end_lineno is not None:
+        if (_is_import(node) or _is_docstring(tree.body, index)) and node.end_lineno is not None:
             point = node.end_lineno
     return point
 
