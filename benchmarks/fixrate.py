@@ -26,6 +26,8 @@ The same four sides run on the real-build corpus (`--corpus realbuilds`,
 functions it changed: an oracle's hint fixbot never gets) instead of the whole file, and the
 judge is the project's own test command in its own virtualenv, without network
 (`--mirrors`: the projects' git mirrors, as for benchmarks/realbuilds.py).
+`--corpus realsmall` is the same for the manifest's second batch (small fixes, `batch =
+"small"` in benchmarks/realbuilds/cases.toml); `realbuilds` is its first batch.
 
 One judge for every side (`benchmarks/judge.py`, no fixbot code): each candidate is a diff
 (`fix.diff` from fixbot's `--out`; a baseline's corrected file as `git diff`), applied to a
@@ -49,7 +51,8 @@ diffs, test output, fixbot's evidence.json) goes to `--out DIR` (default
 /tmp/fixrate-evidence/<corpus>-<split>-run<k>), never into the repository.
 
     ../shared/tools/local-llm start
-    OPENAI_API_KEY=local python benchmarks/fixrate.py --corpus humanevalfix|movedspec|realbuilds \\
+    OPENAI_API_KEY=local python benchmarks/fixrate.py \\
+        --corpus humanevalfix|movedspec|realbuilds|realsmall \\
         --split design|heldout [--tasks 0-9] [--sides oneshot,bestofn,twocall,fixbot] [--resume] \\
         [--fixbot-root ../main] [--model fixbot-local] [--base-url http://127.0.0.1:8011/v1] \\
         [--timeout 600] [--fixbot-timeout 2400] [--results DIR] [--out DIR]
@@ -771,7 +774,7 @@ def progress(message: str) -> None:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
-        "--corpus", choices=[*corpora.CORPORA, realtasks.CORPUS], default="humanevalfix"
+        "--corpus", choices=[*corpora.CORPORA, *realtasks.CORPORA], default="humanevalfix"
     )
     parser.add_argument("--split", choices=list(SPLITS), default="design")
     parser.add_argument("--tasks", type=corpora.parse_tasks, help="design only: e.g. 0-9")
@@ -813,8 +816,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown:
         parser.error(f"--sides: no side {', '.join(unknown)}")
     args.sides = tuple(s for s in SIDES if s in args.sides)
-    real = args.corpus == realtasks.CORPUS
-    split = realtasks.numbers_of(args.split) if real else SPLITS[args.split]
+    real = args.corpus in realtasks.CORPORA
+    split = realtasks.numbers_of(args.corpus, args.split) if real else SPLITS[args.split]
     chosen = args.tasks or list(split)
     outside = [n for n in chosen if n not in split]
     if outside:
@@ -847,7 +850,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if heldout and (build.dirty or harness[1]):
         print("fixrate: the held-out split measures committed code: commit first", file=sys.stderr)
         return 2
-    judge = realtasks.RealJudge() if args.corpus == realtasks.CORPUS else Judge()
+    judge = realtasks.RealJudge() if args.corpus in realtasks.CORPORA else Judge()
     settings = Settings(
         corpus=args.corpus,
         split=args.split,
@@ -925,8 +928,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_tasks(args: argparse.Namespace, scratch: Path) -> Sequence[AnyTask]:
-    if args.corpus == realtasks.CORPUS:
-        return realtasks.tasks_for(args.split, args.tasks, args.mirrors)
+    if args.corpus in realtasks.CORPORA:
+        return realtasks.tasks_for(args.corpus, args.split, args.tasks, args.mirrors)
     return corpora.build(args.corpus, args.data, scratch / "repos", args.tasks)
 
 

@@ -52,6 +52,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "realbuilds" / "cases.toml"
 DEFAULT_MIRRORS = Path("/work/.mirror")
 SPLITS = ("dev", "heldout")
+# The manifest's two batches: `first`, the corpus as first written; `small`, the fixes of at most
+# 12 changed lines in one source file of at most 800 lines, chosen by a rule (cases.toml says it)
+BATCHES = ("first", "small")
 KINDS = ("pytest", "unittest")
 CONFIG = ".fixbot.yml"
 # The failing commit is the same commit (the same SHA) every time a case is materialised.
@@ -103,6 +106,7 @@ class Case:
     tests: tuple[str, ...]  # the fix's test half: kept as the fix commit has it
     failing: tuple[str, ...]  # the tests that fail without the source half (canonical ids)
     split: str  # dev | heldout
+    batch: str  # first | small
     summary: str
     setup_command: tuple[str, ...]  # the project's unless the case names its own (another era)
     test_command: str
@@ -203,6 +207,9 @@ def _case(item: Mapping[str, Any], projects: Mapping[str, Project], path: Path) 
     split = str(item.get("split", "dev"))
     if split not in SPLITS:
         raise CorpusError(f"{path}: case {case_id}: split {split!r} is not dev or heldout")
+    batch = str(item.get("batch", "first"))
+    if batch not in BATCHES:
+        raise CorpusError(f"{path}: case {case_id}: batch {batch!r} is not {' or '.join(BATCHES)}")
     fix = str(item["fix"])
     if not re.fullmatch(r"[0-9a-f]{40}", fix):
         raise CorpusError(f"{path}: case {case_id}: fix must be a full commit SHA")
@@ -214,6 +221,7 @@ def _case(item: Mapping[str, Any], projects: Mapping[str, Project], path: Path) 
         tests=tuple(item.get("tests", ())),
         failing=tuple(item.get("failing", ())),
         split=split,
+        batch=batch,
         summary=str(item.get("summary", "")),
         setup_command=tuple(item.get("setup_command", project.setup_command)),
         test_command=str(item.get("test_command", project.test_command)),

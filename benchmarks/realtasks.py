@@ -76,7 +76,9 @@ from benchmarks.realcorpus import (  # noqa: E402
     venv_env,
 )
 
-CORPUS = "realbuilds"
+# fixrate's corpus name -> the manifest's batch: `realbuilds`, the corpus as first written;
+# `realsmall`, its second batch (small fixes), measured and reported on its own
+CORPORA = {"realbuilds": "first", "realsmall": "small"}
 SPLIT_OF = {"design": "dev", "heldout": "heldout"}  # fixrate's split -> the manifest's
 CONTEXT = 15  # lines either side of a change outside any function
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
@@ -213,7 +215,7 @@ class RealTask:
     case: Case
     number: int
     mirrors: Path
-    corpus: str = CORPUS
+    corpus: str = "realbuilds"
     layout: str = "real"
     scratch: Path | None = None
     built: Materialised | None = None
@@ -298,15 +300,16 @@ class RealTask:
         return file_diff(self.source, old, splice(old, self.windows, blocks)) if blocks else ""
 
 
-def tasks_for(split: str, numbers: Sequence[int] | None, mirrors: Path) -> list[RealTask]:
+def tasks_for(
+    corpus: str, split: str, numbers: Sequence[int] | None, mirrors: Path
+) -> list[RealTask]:
     cases = load_corpus().cases
-    wanted = SPLIT_OF[split]
-    chosen = [
-        RealTask(case, n, mirrors)
+    chosen = set(numbers_of(corpus, split))
+    return [
+        RealTask(case, n, mirrors, corpus)
         for n, case in enumerate(cases)
-        if case.split == wanted and (numbers is None or n in numbers)
+        if n in chosen and (numbers is None or n in numbers)
     ]
-    return chosen
 
 
 def case_ids() -> tuple[str, ...]:
@@ -314,8 +317,11 @@ def case_ids() -> tuple[str, ...]:
     return tuple(case.id for case in load_corpus().cases)
 
 
-def numbers_of(split: str) -> tuple[int, ...]:
-    return tuple(n for n, case in enumerate(load_corpus().cases) if case.split == SPLIT_OF[split])
+def numbers_of(corpus: str, split: str) -> tuple[int, ...]:
+    """The task numbers (places in the manifest) of one corpus's split."""
+    batch, wanted = CORPORA[corpus], SPLIT_OF[split]
+    cases = load_corpus().cases
+    return tuple(n for n, case in enumerate(cases) if case.batch == batch and case.split == wanted)
 
 
 # --- the judge ---
@@ -552,7 +558,7 @@ def failure_excerpt(task: RealTask, output: str, head: int = 1500, tail: int = 2
 
 __all__ = [
     "CLOSING_FENCE",
-    "CORPUS",
+    "CORPORA",
     "DEFAULT_MIRRORS",
     "RealJudge",
     "RealTask",

@@ -44,7 +44,7 @@ NOTE = (
     "regenerate it, never edit it -->"
 )
 SIDES = ("oneshot", "bestofn", "twocall", "fixbot")
-CORPUS_ORDER = ("humanevalfix", "movedspec", "realbuilds")
+CORPUS_ORDER = ("humanevalfix", "movedspec", "realbuilds", "realsmall")
 SPLIT_ORDER = ("design", "heldout")
 LAYOUTS = ("docstring", "comment", "module", "tests")
 SETTING_KEYS = ("corpus", "split", "model", "base_url", "fixbot_commit", "fixbot_dirty")
@@ -63,7 +63,7 @@ def side_name(side: str, settings: Mapping[str, Any]) -> str:
 
 # the fix rate's corpora (realbuilds.py's own rows, `realbuilds-DATE-runK.jsonl`, with the
 # model scripted, are another table: only `realbuilds-SPLIT-...` files are the fix rate's)
-CORPORA = ("humanevalfix", "movedspec", "realbuilds")
+CORPORA = ("humanevalfix", "movedspec", "realbuilds", "realsmall")
 
 
 def read_results(folder: Path) -> list[dict[str, Any]]:
@@ -169,6 +169,13 @@ def _case_order() -> dict[str, int]:
     return {case: n for n, case in enumerate(realtasks.case_ids())}
 
 
+def split_numbers(corpus: str, split: str) -> tuple[int, ...]:
+    """The task numbers of a corpus's split (a real-build corpus's: places in its manifest)."""
+    if corpus in realtasks.CORPORA:
+        return realtasks.numbers_of(corpus, split)
+    return tuple(corpora.SPLITS.get(split, ()))
+
+
 def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], details: bool) -> str:
     head = json.loads(key)
     settings = head["settings"] or {}
@@ -176,8 +183,8 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
     sides = [s for s in SIDES if any(row["side"] == s for rows in runs.values() for row in rows)]
     dates = ", ".join(f"run {run}: {rows[0]['date']}" for run, rows in runs.items())
     commit = head["fixbot_commit"][:12] + (" (uncommitted changes)" if head["fixbot_dirty"] else "")
-    real = head["corpus"] == realtasks.CORPUS
-    split = realtasks.numbers_of(head["split"]) if real else corpora.SPLITS.get(head["split"], ())
+    real = head["corpus"] in realtasks.CORPORA
+    split = split_numbers(head["corpus"], head["split"])
     whole = set(numbers) == set(split)
     ids = sorted({row["task"] for rows in runs.values() for row in rows}, key=_task_key)
     named = ", ".join(ids) if real else describe_tasks(numbers)
@@ -354,8 +361,7 @@ def render_line(rows: Iterable[Mapping[str, Any]]) -> str:
     for key, runs in groups:
         head = json.loads(key)
         settings = head["settings"] or {}
-        real = head["corpus"] == realtasks.CORPUS
-        size = len(realtasks.numbers_of("heldout") if real else corpora.SPLITS["heldout"])
+        size = len(split_numbers(head["corpus"], "heldout"))
         measured = max(len({row["task"] for row in rows}) for rows in runs.values())
         labels = ", ".join(f"run {run}" for run in runs)
         counts = []

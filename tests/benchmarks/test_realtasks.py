@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 import realtasks
 
-from benchmarks.realcorpus import Case, Materialised, Project, fix_lines_shown
+from benchmarks.realcorpus import Case, Materialised, Project, fix_lines_shown, load_corpus
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
@@ -198,6 +198,7 @@ def task(tmp_path_factory: pytest.TempPathFactory) -> realtasks.RealTask:
         source=("app/core.py",),
         tests=("tests/test_core.py",),
         failing=("tests.test_core.test_clamp_high",),
+        batch="first",
         split="dev",
         summary="",
         setup_command=(),
@@ -305,3 +306,19 @@ def test_the_judge_runs_without_network(
     verdict = judged.judge(task, diff_of(SOURCE, new), expected=3)
     assert verdict.fixed, verdict.output[-2000:]
     pristine(task)
+
+
+def test_the_two_real_corpora_partition_the_manifest_and_keep_the_split_rule() -> None:
+    cases = load_corpus().cases
+    assert all(case.split == ("heldout" if n % 3 == 2 else "dev") for n, case in enumerate(cases))
+    parts = [
+        set(realtasks.numbers_of(corpus, split))
+        for corpus in realtasks.CORPORA
+        for split in ("design", "heldout")
+    ]
+    assert sum(map(len, parts)) == len(cases) and set().union(*parts) == set(range(len(cases)))
+    small = realtasks.numbers_of("realsmall", "heldout")
+    assert small and all(cases[n].batch == "small" for n in small)
+    assert {
+        t.number for t in realtasks.tasks_for("realsmall", "heldout", None, Path("/nowhere"))
+    } == set(small)
