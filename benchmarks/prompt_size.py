@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixbot import prompts
 from fixbot.model.client import estimate_tokens
 from fixbot.prompts import excerpts as context
+from fixbot.prompts.render import render
 from fixbot.records import CaseResult, CheckResult
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -75,7 +75,7 @@ def measure(check: CheckResult, root: Path, files: list[str], budget: int) -> tu
     start = time.perf_counter()
     protected = {f: "" for f in files if f.startswith("tests/")}
     values = context.prompt_values(check, root, files, protected=protected, budget_tokens=budget)
-    text = prompts.render("task.j2", commit="0" * 40, hint="", ci_jobs=[], lessons=[], **values)
+    text = render("task.j2", commit="0" * 40, hint="", ci_jobs=[], lessons=[], **values)
     seconds = time.perf_counter() - start
     assert all(test_id in text for test_id in check["tests"]), "a failing test id was dropped"
     return estimate_tokens(text), seconds

@@ -8,7 +8,7 @@ In priority order, each part taking what the parts before it left:
 2. the failing tests' own source, the test functions (tests are protected, not hidden);
 3. the code frames: the lines the tracebacks name, then the code the failing tests import; a
    small file whole, else the top-level definition around the line, under "lines a-b of path";
-4. the tracebacks, head and tail;
+4. the tracebacks, head and tail (none for a test failing exactly as an earlier one);
 5. a map of the repository, module -> top-level names;
 6. the plain file list.
 
@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import TypedDict
 
 from fixbot.model import CHARS_PER_TOKEN, estimate_tokens
-from fixbot.prompts.failures import cleaned, failures, head_tail, noun
+from fixbot.prompts.failures import cleaned, failures, head_tail, noun, same_failures
 from fixbot.prompts.sources import (
     ITEM_TOKENS,
     Definition,
@@ -193,20 +193,25 @@ def _limit(avail: int, part: str, left: int, spent: int) -> int:
 
 def traces(check: CheckResult, ids: Sequence[str], tokens: int) -> tuple[list[Trace], int, int]:
     """The first failing tests' tracebacks, head and tail, sharing `tokens`; the tokens spent
-    and how many tracebacks were left out."""
-    with_detail = [t for t in ids if check["tests"][t]["detail"].strip()]
-    chosen = with_detail[:DETAILS_SHOWN]
+    and how many tracebacks were left out. A test that fails exactly as an earlier one does
+    (`same_failures`) adds nothing and is not shown; its share is not handed to the other
+    tracebacks (one of ten alike takes what it took beside four others) but left to the
+    parts after them: the repository's map and file list."""
+    same = same_failures(check, ids)
+    traced = [t for t in ids if check["tests"][t]["detail"].strip()]
+    slots = min(DETAILS_SHOWN, len(traced))
+    chosen = [t for t in traced if t not in same][:DETAILS_SHOWN]
     shown: list[Trace] = []
     spent = 0
     for number, test_id in enumerate(chosen):
-        share = (tokens - spent) // (len(chosen) - number) - ITEM_TOKENS - estimate_tokens(test_id)
+        share = (tokens - spent) // (slots - number) - ITEM_TOKENS - estimate_tokens(test_id)
         if share < 50:  # too little to say anything
             continue
         detail = cleaned(check["tests"][test_id]["detail"]).strip("\n")
         text = head_tail(detail, int(share * CHARS_PER_TOKEN))
         shown.append(Trace(id=one_line(test_id), text=text, fence=fence([test_id, text])))
         spent += cost([test_id + "\n" + text], ITEM_TOKENS)
-    return shown, spent, len(with_detail) - len(shown)
+    return shown, spent, len(traced) - len(shown)
 
 
 # 5. and 6. The repository: a map of its modules, then its file list

@@ -8,7 +8,8 @@ small model it says more than the traceback around it. The evidence (`evidence`,
 every ask and every feedback uses) is the test's message (pytest's: the error, the values it
 compared), or for a check that is not a test run its message and its findings or output tail;
 at most EVIDENCE_LINES lines, head and tail kept. Object addresses (`<function f at 0x7f...>`)
-are written as the name alone: they are noise that differs from run to run.
+are written as the name alone: they are noise that differs from run to run. A test that fails
+exactly as one listed before it (the same marked line, the same evidence) says so in one line.
 """
 
 from __future__ import annotations
@@ -106,13 +107,40 @@ def failing(check: CheckResult, limit: int = 30) -> list[FailingTest]:
     return shown
 
 
+def same_failures(check: CheckResult, ids: Sequence[str]) -> dict[str, str]:
+    """The failing tests that fail exactly as an earlier one of `ids` does (the same line
+    marked, the same evidence: a parametrized test's cases that all raise one error), each
+    mapped to the first that fails so. A test with no marked line is never grouped."""
+    first: dict[tuple[str, str], str] = {}
+    same: dict[str, str] = {}
+    for t in ids:
+        case = check["tests"][t]
+        marked = assertion(case["detail"])
+        if not marked:
+            continue
+        key = (marked, evidence(t, case).strip())
+        if key in first:
+            same[t] = first[key]
+        else:
+            first[key] = t
+    return same
+
+
 def failures(check: CheckResult, ids: Sequence[str], tokens: int) -> tuple[list[Failure], int]:
     """Every failing test with its assertion and message, the longest messages shortened to
     fit `tokens` (to MESSAGE_FLOOR characters at most, ids are never dropped); and the tokens
-    spent. Only the first `ASSERTED` tests show their assertion."""
-    messages = [evidence(t, check["tests"][t]).strip() for t in ids]
+    spent. Only the first `ASSERTED` tests show their assertion; a test that fails exactly
+    as one listed before it (`same_failures`) says so instead of repeating both."""
+    same = same_failures(check, ids)
+    messages = [
+        f"fails as {one_line(same[t])} does"
+        if t in same
+        else evidence(t, check["tests"][t]).strip()
+        for t in ids
+    ]
     asserted = [
-        assertion(check["tests"][t]["detail"]) if i < ASSERTED else "" for i, t in enumerate(ids)
+        assertion(check["tests"][t]["detail"]) if i < ASSERTED and t not in same else ""
+        for i, t in enumerate(ids)
     ]
     id_tokens = cost((t + "\n" + a for t, a in zip(ids, asserted, strict=True)), 1)
     room = int((tokens - id_tokens) * CHARS_PER_TOKEN) - 8 * len(ids)  # indents and newlines

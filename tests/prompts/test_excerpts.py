@@ -417,3 +417,70 @@ def test_a_module_level_value_the_test_imports_is_shown_where_it_is_assigned(
     text, _ = task_prompt(check, tmp_path, files)
     assert "LOCKS: dict[object, threading.Lock] = {}" in text
     assert "class Logger:" in text
+
+
+def _raised(value: int) -> str:
+    """pytest's long traceback of a parametrized case whose code raised at calc.py:2."""
+    return (
+        f"value = {value}\n\n    def test_add(value):\n>       assert add(value, 0) == value\n\n"
+        "tests/test_calc.py:5: \n_ _ _ _\n\n    def add(a, b):\n>       return a - b[0]\n"
+        "E       TypeError: 'int' object is not subscriptable\n\ncalc.py:2: TypeError"
+    )
+
+
+def test_cases_that_fail_alike_show_one_traceback_and_name_the_first_instead(
+    tmp_path: Path,
+) -> None:
+    files = write(tmp_path, {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    error = "TypeError: 'int' object is not subscriptable"
+    alike = {f"tests.test_calc::test_add[{v}]": (error, _raised(v)) for v in range(8)}
+    other = "assert 5 == 4\n +  where 5 = mul(2, 2)"
+    distinct = {"tests.test_calc::test_mul": (other, "tests/test_calc.py:9: AssertionError")}
+    text, values = task_prompt(check_of(alike | distinct), tmp_path, files)
+
+    first = "tests.test_calc::test_add[0]"
+    assert f"{first}\n    failed at calc.py:2: return a - b[0]\n    {error}\n" in text
+    for v in range(1, 8):  # every id stays, each naming the first that fails so
+        assert f"tests.test_calc::test_add[{v}]\n    fails as {first} does\n" in text
+    assert text.count(error) == 2  # the first test's evidence and its one traceback
+    details = values["details"]
+    assert isinstance(details, list)
+    assert [d["id"] for d in details] == [first, "tests.test_calc::test_mul"]
+    assert "the tracebacks of 7 more failing tests" in text
+    assert "tests.test_calc::test_mul\n    assert 5 == 4" in text  # a different failure: whole
+
+
+def test_cases_whose_compared_values_differ_are_not_grouped(tmp_path: Path) -> None:
+    files = write(tmp_path, {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    detail = ">       assert add(2, 2) == 4\n\ntests/test_calc.py:5: AssertionError"
+    check = check_of(
+        {f"tests.test_calc::test_add[{v}]": (f"assert {v} == 4", detail) for v in (0, 1)}
+    )
+    text, values = task_prompt(check, tmp_path, files)
+    assert "fails as" not in text
+    assert (
+        "tests.test_calc::test_add[1]\n    failed at tests/test_calc.py:5: assert add(2, 2) == 4"
+        in text
+    )
+    assert len(values["details"]) == 2  # type: ignore[arg-type]
+
+
+def test_a_group_of_alike_failures_gives_its_room_to_the_map_not_to_one_long_traceback(
+    tmp_path: Path,
+) -> None:
+    files = write(tmp_path, {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    error = "TypeError: 'int' object is not subscriptable"
+    noise = "".join(f"    frame line {i}\n" for i in range(2_000))
+
+    def check(count: int) -> CheckResult:
+        return check_of(
+            {f"tests.test_calc::test_add[{v}]": (error, noise + _raised(v)) for v in range(count)}
+        )
+
+    alone, one = task_prompt(check(1), tmp_path, files)
+    grouped, ten = task_prompt(check(10), tmp_path, files)
+    (trace_alone,) = one["details"]  # type: ignore[misc]
+    (trace_grouped,) = ten["details"]  # type: ignore[misc]
+    # one failing test keeps the whole share; one of ten alike, a fifth of it (as beside 4)
+    assert len(trace_grouped["text"]) < len(trace_alone["text"]) // 3
+    assert estimate_tokens(grouped) < estimate_tokens(alone)
