@@ -40,3 +40,37 @@ def test_ten_megabytes_of_output_leave_the_per_test_results_intact(
     assert result.tests["test_flood.py::test_before"]["outcome"] == "passed"
     # The plugin sent capped messages, not the captured output.
     assert result.channel_bytes < 64 * 1024
+
+
+CASES = "".join(f"        ({'x' * 40!r}, {i}),\n" for i in range(150))
+LONG_TRACEBACK = f"""
+import pytest
+
+
+def helper(value):
+    raise ValueError("the innermost error " + str(value))
+
+
+@pytest.mark.parametrize(  # pytest prints the test's source, this list whole, in its traceback
+    "text, number",
+    [
+        ("long", 0),
+{CASES}    ],
+)
+def test_long(text, number):
+    helper(number)
+"""
+
+
+def test_a_traceback_past_the_cap_keeps_its_end_the_place_and_the_error(
+    suite: Suite, harness_run: HarnessRun
+) -> None:
+    suite.write("test_long.py", LONG_TRACEBACK)
+    result = harness_run()
+    case = result.tests["test_long.py::test_long[long-0]"]
+    assert case["outcome"] == "failed"
+    detail = case["detail"]
+    assert "characters elided" in detail  # it was longer than the cap: head and tail kept
+    assert len(detail) <= DETAIL_CAP
+    assert detail.rstrip().endswith("test_long.py:6: ValueError")
+    assert "the innermost error 0" in detail

@@ -178,10 +178,15 @@ _emit, _descriptor = _writer(
 
 
 def _cap(text: str, cap: int) -> str:
+    """The text, or its head and tail with the middle elided, in at most `cap` characters,
+    the mark included (the reader keeps `cap` characters: the tail, where a traceback says
+    where it raised and what, must not be what it cuts)."""
     if len(text) <= cap:
         return text
-    half = cap // 2
-    return f"{text[:half]}\n[... {len(text) - cap} characters elided ...]\n{text[-half:]}"
+    kept = max(0, cap - len(f"\n[... {len(text)} characters elided ...]\n"))
+    head = kept // 2
+    tail = text[len(text) - (kept - head) :]
+    return f"{text[:head]}\n[... {len(text) - kept} characters elided ...]\n{tail}"
 
 
 # --- the machinery check -------------------------------------------------------------------
