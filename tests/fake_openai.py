@@ -10,6 +10,13 @@ reply, a `Fail` is an HTTP error in OpenAI's error shape, and a callable is give
 body and returns either. An exhausted script answers HTTP 400 "script exhausted", so tests
 notice calls they did not expect.
 
+A request with `"stream": true` is answered as a real server streams: server-sent events, a
+first chunk with the role, the reply a word at a time (`chunk_seconds` apart), a last chunk
+with the finish reason, the usage chunk when the request asks for it (`stream_options`), then
+`[DONE]`; unstreamed, the reply comes when its last word would. `delay_seconds` is the wait
+before the first byte (a prompt's prefill), and `stall_after=K` goes silent after K words,
+until the client hangs up (`hung_up` counts them).
+
 A server with a small window (`window=N`) counts each request as a real one would (its
 messages at `chars_per_token` characters a token, a few tokens for each message's template,
 plus `max_tokens`) and refuses one past N with HTTP 400 and the real message, without taking
@@ -23,6 +30,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import select
 import socket
 import threading
 import time
@@ -74,6 +83,8 @@ class ScriptedOpenAI:
         chars_per_token: float = 2.0,
         refusal: str = "openai",
         model_card: dict[str, Any] | None = None,
+        chunk_seconds: float = 0.0,
+        stall_after: int | None = None,
     ) -> None:
         self.script = list(script)
         self.usage = usage
@@ -82,6 +93,9 @@ class ScriptedOpenAI:
         self.chars_per_token = chars_per_token
         self.refusal = refusal
         self.model_card = dict(model_card or {})
+        self.chunk_seconds = chunk_seconds
+        self.stall_after = stall_after
+        self.hung_up = 0  # streams the client closed before their end
         self.requests: list[dict[str, Any]] = []
         self.refused: list[dict[str, Any]] = []  # requests refused as too long for the window
         self.base_url = ""
@@ -164,6 +178,43 @@ class ScriptedOpenAI:
             self._next += 1
         return entry(body) if callable(entry) else entry
 
+    def _usage(self, body: dict[str, Any], text: str) -> dict[str, int]:
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in _messages(body))
+        completion_tokens = len(text.split())
+        return {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+
+    def _chunks(self, body: dict[str, Any], text: str) -> list[dict[str, Any] | None]:
+        """The stream of `text`'s reply: its chunks in order, None where it stalls."""
+        with self._lock:
+            self._completions += 1
+            number = self._completions
+        head = {
+            "id": f"chatcmpl-scripted-{number}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", SCRIPTED_MODEL),
+        }
+
+        def chunk(delta: dict[str, str], finish: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return {**head, "choices": [choice]}
+
+        words = re.findall(r"\s*\S+\s*", text) or ([text] if text else [])
+        chunks: list[dict[str, Any] | None] = [chunk({"role": "assistant", "content": ""})]
+        for k, word in enumerate(words):
+            if k == self.stall_after:
+                chunks.append(None)
+            chunks.append(chunk({"content": word}))
+        chunks.append(chunk({}, "stop"))
+        options = body.get("stream_options")
+        if self.usage and isinstance(options, dict) and options.get("include_usage"):
+            chunks.append({**head, "choices": [], "usage": self._usage(body, text)})
+        return chunks
+
     def _completion(self, body: dict[str, Any], text: str) -> dict[str, Any]:
         with self._lock:
             self._completions += 1
@@ -183,13 +234,7 @@ class ScriptedOpenAI:
             ],
         }
         if self.usage:
-            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in _messages(body))
-            completion_tokens = len(text.split())
-            reply["usage"] = {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            }
+            reply["usage"] = self._usage(body, text)
         return reply
 
 
@@ -250,8 +295,36 @@ def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                     headers["Retry-After"] = f"{answer.retry_after:g}"
                 body_out = _error_body(answer.status, answer.message, answer)
                 self._send_json(answer.status, body_out, headers)
-            else:
+            elif body.get("stream"):
+                self._send_stream(server._chunks(body, answer))
+            else:  # unstreamed: nothing comes until the whole reply is generated
+                generating = server.chunk_seconds * max(0, len(answer.split()) - 1)
+                if generating and server._closing.wait(generating):
+                    return
                 self._send_json(200, server._completion(body, answer))
+
+        def _send_stream(self, chunks: list[dict[str, Any] | None]) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()  # HTTP/1.0: the body ends when the connection closes
+            try:
+                for k, chunk in enumerate(chunks):
+                    if chunk is None:  # stalled: silent until the client hangs up
+                        while not server._closing.is_set():
+                            readable, _, _ = select.select([self.connection], [], [], 0.05)
+                            if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                                raise ConnectionResetError  # the client closed its end
+                        return
+                    if k and server.chunk_seconds and server._closing.wait(server.chunk_seconds):
+                        return
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                with server._lock:
+                    server.hung_up += 1
 
         def _send_json(
             self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

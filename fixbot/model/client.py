@@ -1,9 +1,14 @@
 """The model seam: a small `Model` protocol and its OpenAI-compatible implementation.
 
-This is the only module that imports `openai`. The SDK's own retries are switched off so that
-the retry policy is ours and pinned: 429, 5xx, connection errors and timeouts are retried with
-exponential backoff (or the server's `Retry-After`), a try after a timeout with twice the time
-(a slow server is busy with the try that timed out); any other 4xx fails at once. A request the
+This is the only module that imports `openai` (and `httpx`, its transport). Every reply is
+streamed, and the per-try timeout is how long the server may stay silent: before its first
+token (the prompt's prefill) or between two. A slow server that keeps answering is waited for,
+however long its whole reply takes (the run's deadline bounds it); one that stops is cut, and
+the abandoned stream's connection is closed, so a server that notices stops generating. The
+SDK's own retries are switched off so that the retry policy is ours and pinned: 429, 5xx,
+connection errors and timeouts are retried with exponential backoff (or the server's
+`Retry-After`), a try after a timeout with twice the time (a slow server may still be busy with
+the try that timed out); any other 4xx fails at once. A request the
 server refuses as too long for the model's window is `ContextExceeded` (with the window and the
 count the server named), never retried as is: the caller rebuilds the prompt for that window.
 Every other failure that reaches the caller is a `ModelUnreachable`, and no message or repr
@@ -17,15 +22,16 @@ Each model knows its context window (`window`): configured, else stated by the e
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, cast
 
+import httpx
 import openai
 import structlog
-from openai.types.chat import ChatCompletion
 
 from fixbot.errors import FixbotError, ModelUnreachable
 from fixbot.model.window import (
@@ -39,7 +45,9 @@ from fixbot.model.window import (
 from fixbot.secrets import is_placeholder
 
 if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionMessageParam
+    from openai import Stream
+    from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
+    from openai.types.completion_usage import CompletionUsage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local OpenAI-compatible servers accept any key, but the SDK refuses to start without one.
@@ -98,6 +106,21 @@ class ContextExceeded(FixbotError):
     def __init__(self, message: str, refusal: ContextRefusal) -> None:
         super().__init__(message)
         self.refusal = refusal
+
+
+@dataclass(frozen=True)
+class _Streamed:
+    text: str
+    model: str  # "" when no chunk named it
+    usage: CompletionUsage | None
+
+
+class _Cut(Exception):
+    """A reply stream that ended before its end: a silence past the timeout, or a break."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class OpenAIModel:
@@ -164,19 +187,17 @@ class OpenAIModel:
         max_tokens: int | None = None,
     ) -> Reply:
         cap = self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens)
-        completion = self._create_with_retries(messages, temperature, deadline, cap)
-        # Without strict validation the SDK hands back whatever a lax server sent.
-        if not isinstance(completion, ChatCompletion) or not completion.choices:
-            raise ModelUnreachable(
-                f"model endpoint {self.base_url} gave an unusable reply: no chat completion choices"
-            )
-        text = completion.choices[0].message.content or ""
-        model = completion.model or self.name
-        usage = completion.usage
+        streamed = self._create_with_retries(messages, temperature, deadline, cap)
+        model = streamed.model or self.name
+        usage = streamed.usage
         if usage is not None:
-            return Reply(text, model, usage.prompt_tokens, usage.completion_tokens, estimated=False)
+            return Reply(
+                streamed.text, model, usage.prompt_tokens, usage.completion_tokens, estimated=False
+            )
         prompt = "".join(message.get("content", "") for message in messages)
-        return Reply(text, model, estimate_tokens(prompt), estimate_tokens(text), estimated=True)
+        return Reply(
+            streamed.text, model, estimate_tokens(prompt), estimate_tokens(streamed.text), True
+        )
 
     def _create_with_retries(
         self,
@@ -184,20 +205,23 @@ class OpenAIModel:
         temperature: float | None,
         deadline: float | None,
         max_tokens: int,
-    ) -> ChatCompletion:
+    ) -> _Streamed:
         payload = cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages])
         attempts = self.max_retries + 1
         patience = self.timeout_seconds
         for attempt in range(attempts):
             timeout = self._time_left(deadline, patience)
             try:
-                return self._client.chat.completions.create(
+                stream = self._client.chat.completions.create(
                     model=self.name,
                     messages=payload,
                     temperature=openai.omit if temperature is None else temperature,
                     max_tokens=max_tokens,
-                    timeout=timeout,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    timeout=timeout,  # httpx's read timeout: the longest silence
                 )
+                return self._drain(stream, deadline)
             except openai.APIStatusError as err:
                 refusal = context_refusal(_message(err), _body(err))
                 if refusal is not None:
@@ -210,11 +234,13 @@ class OpenAIModel:
                     raise ModelUnreachable(
                         f"model endpoint {self.base_url} refused the request: {self._describe(err)}"
                     ) from None
-                last_error: openai.APIError = err
+                last_error: openai.APIError | _Cut = err
                 retry_after = _retry_after_seconds(err.response.headers.get("retry-after"))
-            except openai.APIConnectionError as err:  # includes APITimeoutError
+            except (openai.APIConnectionError, _Cut) as err:  # includes APITimeoutError
                 last_error, retry_after = err, None
-                if isinstance(err, openai.APITimeoutError):
+                if isinstance(err, openai.APITimeoutError) or (
+                    isinstance(err, _Cut) and err.timed_out
+                ):
                     # A slow server is most often busy with the try that timed out: the next
                     # one waits twice as long instead of queueing behind it again and again.
                     self._timed_out_after = timeout
@@ -244,6 +270,43 @@ class OpenAIModel:
             f"last error: {self._describe(last_error)}"
         )
 
+    def _drain(self, stream: Stream[ChatCompletionChunk], deadline: float | None) -> _Streamed:
+        """The streamed reply, read to its end. The deadline closes the stream from a timer (a
+        server sending a token now and then cannot hold the call past it); a silence longer
+        than the try's timeout, a dropped connection or a reply that is no chat completion
+        stream ends the try. The stream is closed however it ends."""
+        watchdog = None
+        if deadline is not None:
+            watchdog = threading.Timer(max(0.0, deadline - time.time()), stream.close)
+            watchdog.daemon = True
+            watchdog.start()
+        parts: list[str] = []
+        model, usage, chunks = "", None, 0
+        try:
+            for chunk in stream:
+                chunks += 1
+                model = chunk.model or model
+                usage = chunk.usage or usage
+                for choice in chunk.choices:
+                    if choice.index == 0 and choice.delta.content:
+                        parts.append(choice.delta.content)
+        except httpx.TimeoutException:
+            raise _Cut("the reply stopped coming", timed_out=True) from None
+        except (httpx.HTTPError, httpx.StreamError) as err:
+            self._time_left(deadline)  # the watchdog closed it: the deadline's
+            raise _Cut(f"the reply stream broke off: {err or type(err).__name__}") from None
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            stream.close()
+        self._time_left(deadline)  # closed by the watchdog as it ended: still the deadline's
+        if not chunks:
+            raise ModelUnreachable(
+                f"model endpoint {self.base_url} gave an unusable reply: no chat completion "
+                "chunks in the reply stream"
+            )
+        return _Streamed("".join(parts), model, usage)
+
     def _time_left(self, deadline: float | None, patience: float | None = None) -> float:
         """Seconds this try may take: `patience` (the per-call timeout, doubled after each
         try that timed out), or less before the deadline."""
@@ -257,9 +320,11 @@ class OpenAIModel:
             )
         return min(wanted, left)
 
-    def _describe(self, err: openai.APIError) -> str:
+    def _describe(self, err: openai.APIError | _Cut) -> str:
         """One line about `err`, with the API key scrubbed in case a server echoed it."""
-        if isinstance(err, openai.APIStatusError):
+        if isinstance(err, _Cut):
+            text = f"timed out after {self._timed_out_after:g} s" if err.timed_out else str(err)
+        elif isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code}: {_message(err)}"
         elif isinstance(err, openai.APITimeoutError):
             text = f"timed out after {self._timed_out_after:g} s"

@@ -48,7 +48,14 @@ def test_reply_carries_text_model_and_server_usage() -> None:
         estimated=False,
     )
     assert server.requests == [
-        {"model": "test-model", "messages": MESSAGES, "temperature": 0.2, "max_tokens": 2048}
+        {
+            "model": "test-model",
+            "messages": MESSAGES,
+            "temperature": 0.2,
+            "max_tokens": 2048,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
     ]
     assert server.completions == 1
 
@@ -285,3 +292,50 @@ def test_a_try_after_a_timeout_waits_twice_as_long() -> None:
         reply = model.complete(MESSAGES)
     assert reply.text == "in time" and len(server.requests) == 2
     assert sleeps == [1.0]
+
+
+def test_a_slow_reply_that_keeps_coming_is_waited_for_past_the_per_try_timeout() -> None:
+    # Twelve words 0.25 s apart: 3 s in all, six times the 0.5 s timeout, but never silent
+    # for 0.5 s. A slow CPU server answers so: asked once, never abandoned and asked again.
+    text = "the fix is to return the sum of the two values, not their difference"
+    with (
+        ScriptedOpenAI([text], chunk_seconds=0.25) as server,
+        model_at(server.base_url, timeout_seconds=0.5, max_retries=2) as (model, sleeps),
+    ):
+        reply = model.complete(MESSAGES)
+    assert reply.text == text and not reply.estimated
+    assert len(server.requests) == 1 and sleeps == [] and server.hung_up == 0
+
+
+def test_a_reply_that_stops_coming_is_cut_and_asked_again_with_twice_the_patience() -> None:
+    with (
+        ScriptedOpenAI(["half of a reply and then", "a whole reply"], stall_after=3) as server,
+        model_at(server.base_url, timeout_seconds=0.5, max_retries=1) as (model, sleeps),
+    ):
+        reply = model.complete(MESSAGES)
+        hung_up = server.hung_up
+    assert reply.text == "a whole reply"  # no word of the cut reply is kept
+    assert len(server.requests) == 2 and sleeps == [1.0]
+    assert hung_up == 1  # the abandoned stream was closed: the server can stop generating
+
+
+def test_a_reply_that_stops_on_every_try_names_the_silence() -> None:
+    with (
+        ScriptedOpenAI(["one two three four"] * 2, stall_after=1) as server,
+        model_at(server.base_url, timeout_seconds=0.3, max_retries=1) as (model, _),
+        pytest.raises(ModelUnreachable, match=r"2 attempt\(s\); last error: timed out after 0.6 s"),
+    ):
+        model.complete(MESSAGES)
+
+
+def test_a_trickling_reply_cannot_hold_a_call_past_the_deadline() -> None:
+    import time
+
+    with (
+        ScriptedOpenAI(["word " * 200], chunk_seconds=0.2) as server,
+        model_at(server.base_url, timeout_seconds=60.0) as (model, _),
+    ):
+        start = time.monotonic()
+        with pytest.raises(DeadlinePassed):
+            model.complete(MESSAGES, deadline=time.time() + 1.0)
+        assert time.monotonic() - start < 3  # not the 40 s the whole reply would take
