@@ -22,6 +22,7 @@ import contextlib
 import errno
 import itertools
 import os
+import re
 import signal
 import threading
 import time
@@ -34,6 +35,7 @@ from fixbot.sandbox.host import is_alive, owner_tag
 
 SUPERVISOR = "fixbot-supervisor"  # the leaf fixbot moves itself into, in a delegated v2 cgroup
 _PREFIX = "fixbot-"
+_RUN_NAME = re.compile(rf"{_PREFIX}(\d+-\d+)-\d+")  # what _name() makes: PID-START-SERIAL
 # $1...: cgroup.procs files (fixbot's own paths), then "--", then the sandbox's command line.
 ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 _SETTLE_SECONDS = 10.0
@@ -220,11 +222,9 @@ class Hierarchy:
         for parent in self.parents():
             with contextlib.suppress(OSError):
                 for child in parent.iterdir():
-                    name = child.name
-                    if not name.startswith(_PREFIX) or name == SUPERVISOR or not child.is_dir():
-                        continue
-                    if is_alive(name[len(_PREFIX) :].rpartition("-")[0]):
-                        continue
+                    owner = _RUN_NAME.fullmatch(child.name)
+                    if owner is None or not child.is_dir() or is_alive(owner.group(1)):
+                        continue  # not a run's name (another tool's, a user's), or still running
                     with contextlib.suppress(OSError, SandboxFailed):
                         _kill_all([child / "cgroup.procs"])
                         _rmdir(child)

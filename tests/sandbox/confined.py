@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,38 @@ from fixbot.sandbox import Limits, RunSpec, Sandbox
 CASES = Path(__file__).resolve().parent / "containment"
 ROOT = Path(__file__).resolve().parents[2]
 NOBODY = 65534
+AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+@cache
+def ordinary_user_bwrap_problem() -> str:
+    """Why bubblewrap does not start a sandbox for an ordinary user here ("" when it does): a
+    user namespace refused by the kernel, a setuid-less bwrap, no setpriv to become one."""
+    if shutil.which("setpriv") is None or shutil.which("bwrap") is None:
+        return "no setpriv or no bwrap on PATH"
+    probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
+    done = subprocess.run(
+        [*AS_NOBODY, *probe, "--proc", "/proc", "--dev", "/dev", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+
+
+def as_nobody_ran(done: subprocess.CompletedProcess[str]) -> None:
+    """A script run as an ordinary user that exited nonzero skips its test only where bubblewrap
+    itself does not run for an ordinary user here; any other exit is the test's failure."""
+    if done.returncode == 0:
+        return
+    problem = ordinary_user_bwrap_problem()
+    if problem:
+        pytest.skip(f"bubblewrap does not run for an ordinary user here: {problem[-400:]}")
+    pytest.fail(
+        f"the script run as an ordinary user exited {done.returncode}, though bubblewrap runs "
+        f"for one here:\n{done.stderr[-2000:]}\n{done.stdout[-500:]}"
+    )
 
 
 @contextmanager
@@ -85,8 +118,7 @@ def as_ordinary_user(root: Path, **options: Any) -> dict[str, Any]:
         env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},
         cwd=root,
     )
-    if done.returncode != 0:
-        pytest.skip(f"bubblewrap does not run for an ordinary user here: {done.stderr[-400:]}")
+    as_nobody_ran(done)
     found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
 

@@ -107,12 +107,19 @@ class Box:
         return loaded
 
 
+def my_containers(engine: Any) -> set[str]:
+    """The labelled containers this process made: another test worker's are not this run's."""
+    owner = f"{LABEL}.owner={process_identity(os.getpid())}"
+    found = engine.api.containers(all=True, filters={"label": [f"{LABEL}=1", owner]})
+    return {c["Id"] for c in found}
+
+
 @pytest.fixture
 def box(sandbox: DockerSandbox, engine: Any, tmp_path: Path) -> Iterator[Box]:
-    before = {c["Id"] for c in labelled_containers(engine)}
+    before = my_containers(engine)
     yield Box(sandbox, tmp_path)
     # Every run's container is gone once the run returns.
-    assert {c["Id"] for c in labelled_containers(engine)} <= before
+    assert my_containers(engine) <= before
 
 
 def test_describe_names_the_engine_and_the_image(sandbox: DockerSandbox) -> None:
