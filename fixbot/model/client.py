@@ -54,6 +54,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "not-needed"
 MAX_BACKOFF_SECONDS = 30.0
 MAX_RETRY_AFTER_SECONDS = 60.0
+# A reply streamed past max_tokens at this many characters a token (far above any tokenizer's
+# average) is a server ignoring max_tokens: it is cut there.
+REPLY_CHARS_PER_TOKEN = 16
 
 log = structlog.get_logger(__name__)
 
@@ -221,7 +224,7 @@ class OpenAIModel:
                     stream_options={"include_usage": True},
                     timeout=timeout,  # httpx's read timeout: the longest silence
                 )
-                return self._drain(stream, deadline)
+                return self._drain(stream, deadline, max_tokens * REPLY_CHARS_PER_TOKEN)
             except openai.APIStatusError as err:
                 refusal = context_refusal(_message(err), _body(err))
                 if refusal is not None:
@@ -270,18 +273,22 @@ class OpenAIModel:
             f"last error: {self._describe(last_error)}"
         )
 
-    def _drain(self, stream: Stream[ChatCompletionChunk], deadline: float | None) -> _Streamed:
-        """The streamed reply, read to its end. The deadline closes the stream from a timer (a
-        server sending a token now and then cannot hold the call past it); a silence longer
-        than the try's timeout, a dropped connection or a reply that is no chat completion
-        stream ends the try. The stream is closed however it ends."""
+    def _drain(
+        self, stream: Stream[ChatCompletionChunk], deadline: float | None, most: int
+    ) -> _Streamed:
+        """The streamed reply, read to its end or to `most` characters (a server that ignores
+        `max_tokens` cannot grow it without end: what came is the reply, cut as a reply at its
+        token cap is). The deadline closes the stream from a timer (a server sending a token
+        now and then cannot hold the call past it); a silence longer than the try's timeout, a
+        dropped connection or a reply that is no chat completion stream ends the try. The
+        stream is closed however it ends."""
         watchdog = None
         if deadline is not None:
             watchdog = threading.Timer(max(0.0, deadline - time.time()), stream.close)
             watchdog.daemon = True
             watchdog.start()
         parts: list[str] = []
-        model, usage, chunks = "", None, 0
+        model, usage, chunks, size = "", None, 0, 0
         try:
             for chunk in stream:
                 chunks += 1
@@ -290,6 +297,11 @@ class OpenAIModel:
                 for choice in chunk.choices:
                     if choice.index == 0 and choice.delta.content:
                         parts.append(choice.delta.content)
+                        size += len(choice.delta.content)
+                if size > most:
+                    log.warning("model_reply_cut", endpoint=self.base_url, characters=size)
+                    parts, usage = ["".join(parts)[:most]], None  # its usage never came
+                    break
         except httpx.TimeoutException:
             raise _Cut("the reply stopped coming", timed_out=True) from None
         except (httpx.HTTPError, httpx.StreamError) as err:

@@ -339,3 +339,22 @@ def test_a_trickling_reply_cannot_hold_a_call_past_the_deadline() -> None:
         with pytest.raises(DeadlinePassed):
             model.complete(MESSAGES, deadline=time.time() + 1.0)
         assert time.monotonic() - start < 3  # not the 40 s the whole reply would take
+
+
+def test_a_server_that_ignores_max_tokens_cannot_grow_a_reply_without_end() -> None:
+    # 5,000 words asked at most 100 tokens: the reply is cut at 16 characters a token, the
+    # stream closed, and the tokens are estimated (the server's usage never came).
+    import time
+
+    with (
+        ScriptedOpenAI(["word " * 5_000], chunk_seconds=0.002) as server,  # 10 s to send it all
+        model_at(server.base_url) as (model, _),
+    ):
+        reply = model.complete(MESSAGES, max_tokens=100)
+        waited = time.monotonic() + 3
+        while not server.hung_up and time.monotonic() < waited:
+            time.sleep(0.05)  # the server notices at its next write
+        hung_up = server.hung_up
+    assert reply.text == ("word " * 5_000)[:1_600]
+    assert reply.estimated and reply.completion_tokens == 534
+    assert hung_up == 1 and len(server.requests) == 1
