@@ -118,14 +118,6 @@ class _Streamed:
     usage: CompletionUsage | None
 
 
-class _Cut(Exception):
-    """A reply stream that ended before its end: a silence past the timeout, or a break."""
-
-    def __init__(self, message: str, *, timed_out: bool = False) -> None:
-        super().__init__(message)
-        self.timed_out = timed_out
-
-
 class OpenAIModel:
     """A `Model` served by any OpenAI-compatible chat-completions endpoint."""
 
@@ -198,9 +190,8 @@ class OpenAIModel:
                 streamed.text, model, usage.prompt_tokens, usage.completion_tokens, estimated=False
             )
         prompt = "".join(message.get("content", "") for message in messages)
-        return Reply(
-            streamed.text, model, estimate_tokens(prompt), estimate_tokens(streamed.text), True
-        )
+        tokens = estimate_tokens(prompt), estimate_tokens(streamed.text)
+        return Reply(streamed.text, model, *tokens, estimated=True)
 
     def _create_with_retries(
         self,
@@ -237,13 +228,11 @@ class OpenAIModel:
                     raise ModelUnreachable(
                         f"model endpoint {self.base_url} refused the request: {self._describe(err)}"
                     ) from None
-                last_error: openai.APIError | _Cut = err
+                last_error: openai.APIError = err
                 retry_after = _retry_after_seconds(err.response.headers.get("retry-after"))
-            except (openai.APIConnectionError, _Cut) as err:  # includes APITimeoutError
+            except openai.APIConnectionError as err:  # includes APITimeoutError
                 last_error, retry_after = err, None
-                if isinstance(err, openai.APITimeoutError) or (
-                    isinstance(err, _Cut) and err.timed_out
-                ):
+                if isinstance(err, openai.APITimeoutError):
                     # A slow server is most often busy with the try that timed out: the next
                     # one waits twice as long instead of queueing behind it again and again.
                     self._timed_out_after = timeout
@@ -280,8 +269,8 @@ class OpenAIModel:
         `max_tokens` cannot grow it without end: what came is the reply, cut as a reply at its
         token cap is). The deadline closes the stream from a timer (a server sending a token
         now and then cannot hold the call past it); a silence longer than the try's timeout, a
-        dropped connection or a reply that is no chat completion stream ends the try. The
-        stream is closed however it ends."""
+        dropped connection or a reply that is no chat completion stream ends the try, as the
+        SDK's timeout and connection errors do before the stream. It is closed however it ends."""
         watchdog = None
         if deadline is not None:
             watchdog = threading.Timer(max(0.0, deadline - time.time()), stream.close)
@@ -303,10 +292,13 @@ class OpenAIModel:
                     parts, usage = ["".join(parts)[:most]], None  # its usage never came
                     break
         except httpx.TimeoutException:
-            raise _Cut("the reply stopped coming", timed_out=True) from None
+            raise openai.APITimeoutError(stream.response.request) from None
         except (httpx.HTTPError, httpx.StreamError) as err:
             self._time_left(deadline)  # the watchdog closed it: the deadline's
-            raise _Cut(f"the reply stream broke off: {err or type(err).__name__}") from None
+            raise openai.APIConnectionError(
+                message=f"the reply stream broke off: {err or type(err).__name__}",
+                request=stream.response.request,
+            ) from None
         finally:
             if watchdog is not None:
                 watchdog.cancel()
@@ -332,11 +324,9 @@ class OpenAIModel:
             )
         return min(wanted, left)
 
-    def _describe(self, err: openai.APIError | _Cut) -> str:
+    def _describe(self, err: openai.APIError) -> str:
         """One line about `err`, with the API key scrubbed in case a server echoed it."""
-        if isinstance(err, _Cut):
-            text = f"timed out after {self._timed_out_after:g} s" if err.timed_out else str(err)
-        elif isinstance(err, openai.APIStatusError):
+        if isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code}: {_message(err)}"
         elif isinstance(err, openai.APITimeoutError):
             text = f"timed out after {self._timed_out_after:g} s"

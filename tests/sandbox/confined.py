@@ -109,9 +109,8 @@ def as_ordinary_user(root: Path, **options: Any) -> dict[str, Any]:
     does not let an ordinary user make one)."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root, to become an ordinary user")
-    drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
     done = subprocess.run(
-        [*drop, sys.executable, "-c", AS_USER, str(root), json.dumps(options)],
+        [*AS_NOBODY, sys.executable, "-c", AS_USER, str(root), json.dumps(options)],
         capture_output=True,
         text=True,
         timeout=180,

@@ -30,7 +30,7 @@ from fixbot.sandbox.cgroups import (
     V2Hierarchy,
 )
 from fixbot.sandbox.protocol import OOM_NOTE
-from tests.sandbox.confined import ROOT, as_nobody_ran, attack, case_folder
+from tests.sandbox.confined import AS_NOBODY, ROOT, as_nobody_ran, attack, case_folder
 from tests.sandbox.test_containment import bomb_beside_neighbour
 
 MiB = 1 << 20
@@ -347,9 +347,8 @@ def test_as_an_ordinary_user_each_sandbox_counts_its_own_processes() -> None:
         case_folder("fork_bomb_hold", hold=8) as bomb,
         case_folder("threads", count=50) as neighbour,
     ):
-        drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         done = subprocess.run(
-            [*drop, sys.executable, "-c", PAIR_AS_USER, str(bomb), str(neighbour)],
+            [*AS_NOBODY, sys.executable, "-c", PAIR_AS_USER, str(bomb), str(neighbour)],
             capture_output=True,
             text=True,
             timeout=180,
@@ -519,11 +518,10 @@ def test_v1_delegated_to_an_ordinary_user_caps_its_sandboxes(host: Hierarchy) ->
         for item in (folder, folder / "tasks", folder / "cgroup.procs"):
             os.chown(item, 65534, 65534)
     enter = ["sh", "-c", ENTER, "enter", *(str(f / "cgroup.procs") for f in folders), "--"]
-    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     try:
         with case_folder("memory_children", child_mb=160) as root:
             done = subprocess.run(
-                [*enter, *drop, sys.executable, "-c", DELEGATED_V1, str(root)],
+                [*enter, *AS_NOBODY, sys.executable, "-c", DELEGATED_V1, str(root)],
                 capture_output=True,
                 text=True,
                 env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},

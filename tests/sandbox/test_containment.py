@@ -49,7 +49,7 @@ from fixbot.sandbox.protocol import OOM_NOTE
 from fixbot.snapshot.workspace import Workspace
 from tests.conftest import ENGINE_PROBLEM
 from tests.fakes import DelegatingSandbox
-from tests.sandbox.confined import as_nobody_ran
+from tests.sandbox.confined import AS_NOBODY, as_nobody_ran
 
 CASES = Path(__file__).resolve().parent / "containment"
 HOME = Path.home()
@@ -768,9 +768,8 @@ def test_bwrap_as_an_ordinary_user_keeps_fixbots_environment_out() -> None:
         for name in ("ws", "out"):
             (root / name).mkdir(mode=0o777)
             (root / name).chmod(0o777)
-        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         done = subprocess.run(
-            [*as_nobody, sys.executable, "-c", NOBODY_PROBE, str(root)],
+            [*AS_NOBODY, sys.executable, "-c", NOBODY_PROBE, str(root)],
             capture_output=True,
             text=True,
             timeout=60,
