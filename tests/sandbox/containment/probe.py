@@ -50,20 +50,25 @@ def name_process():
 def linger():
     """Leave a detached process behind, with the marker in its argv: the sandbox must end it.
 
-    Returns once it has run a while, so that the host has had time to see it.
+    Returns once the host has seen it (its watcher signals the linger, which then leaves
+    `.seen` beside its ready file), or after 10 s if it never does (the host's check fails).
     """
     ready = os.path.join(WORKSPACE, f".linger-{os.getpid()}")
     subprocess.Popen(
-        [sys.executable, "-c", LINGER, ready, MARKER],
+        [sys.executable, "-c", LINGER, ready, MARKER, "fixbot-test-linger"],
         start_new_session=True,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 10
-    while not os.path.exists(ready) and time.monotonic() < deadline:
+    while not os.path.exists(f"{ready}.seen") and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.2)
 
 
-LINGER = "import sys, time; open(sys.argv[1], 'w').close(); time.sleep(3600)"
+LINGER = """
+import signal, sys, time
+signal.signal(signal.SIGWINCH, lambda *_: open(sys.argv[1] + ".seen", "w").close())
+open(sys.argv[1], "w").close()
+time.sleep(3600)
+"""
