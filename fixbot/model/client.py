@@ -1,10 +1,16 @@
 """The model seam: a small `Model` protocol and its OpenAI-compatible implementation.
 
-This is the only module that imports `openai` (and `httpx`, its transport). Every reply is
-streamed, and the per-try timeout is how long the server may stay silent: before its first
-token (the prompt's prefill) or between two. A slow server that keeps answering is waited for,
-however long its whole reply takes (the run's deadline bounds it); one that stops is cut, and
-the abandoned stream's connection is closed, so a server that notices stops generating. The
+This is the only module that imports `openai`. Every reply is streamed, and the per-try
+timeout is how long the server may stay silent: before its first token (the prompt's prefill)
+or between two. A slow server that keeps answering is waited for, however long its whole reply
+takes; one that stops is cut, and the abandoned stream's connection is closed, so a server that
+notices stops generating. The run's deadline bounds the whole call from outside (the call runs
+in a worker thread that the caller stops waiting for), whatever the server does: headers a byte
+at a time, redirects (never followed), a silence begun just before the deadline. fixbot reads
+the stream itself, bounded: at most `max_tokens` x 16 characters of reply and x 1 KiB of stream
+in all (a line without end included), every event checked (JSON, its shape, the usage counts:
+believed only as whole numbers in range, else estimated); a stream it cannot read is a
+`ModelUnreachable`, never a traceback. The
 SDK's own retries are switched off so that the retry policy is ours and pinned: 429, 5xx,
 connection errors and timeouts are retried with exponential backoff (or the server's
 `Retry-After`), a try after a timeout with twice the time (a slow server may still be busy with
@@ -21,15 +27,16 @@ Each model knows its context window (`window`): configured, else stated by the e
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-import httpx
 import openai
 import structlog
 
@@ -47,7 +54,6 @@ from fixbot.secrets import is_placeholder
 if TYPE_CHECKING:
     from openai import Stream
     from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
-    from openai.types.completion_usage import CompletionUsage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local OpenAI-compatible servers accept any key, but the SDK refuses to start without one.
@@ -57,6 +63,19 @@ MAX_RETRY_AFTER_SECONDS = 60.0
 # A reply streamed past max_tokens at this many characters a token (far above any tokenizer's
 # average) is a server ignoring max_tokens: it is cut there.
 REPLY_CHARS_PER_TOKEN = 16
+# The whole stream (its events' JSON around the reply, reasoning a server streams beside it, a
+# line that never ends) may carry this many bytes a token of max_tokens, and the base besides: a
+# chunk's JSON around its token is some hundreds of bytes.
+STREAM_BYTES_PER_TOKEN = 1024
+STREAM_BYTES_BASE = 64 * 1024
+# Token counts a server reports are believed only as whole numbers from 0 to this; other counts
+# (negative, fractional, NaN, text) are ignored and the reply's tokens estimated.
+MAX_REPORTED_TOKENS = 10_000_000
+# How long past the deadline the caller waits for a call's own DeadlinePassed before it stops
+# waiting for the call at all.
+DEADLINE_GRACE_SECONDS = 0.25
+
+_T = TypeVar("_T")
 
 log = structlog.get_logger(__name__)
 
@@ -115,7 +134,28 @@ class ContextExceeded(FixbotError):
 class _Streamed:
     text: str
     model: str  # "" when no chunk named it
-    usage: CompletionUsage | None
+    usage: tuple[int, int] | None  # (prompt, completion) as the server counted, when believable
+
+
+@dataclass
+class _Call:
+    """One call's client and the response it is reading: what the caller closes when it stops
+    waiting for the call at its deadline."""
+
+    client: openai.OpenAI
+    response: Closeable | None = None
+    abandoned: bool = False
+
+    def abandon(self) -> None:
+        self.abandoned = True
+        for item in (self.response, self.client):
+            if item is not None:
+                with contextlib.suppress(Exception):
+                    item.close()
+
+
+class Closeable(Protocol):
+    def close(self) -> None: ...
 
 
 class OpenAIModel:
@@ -149,11 +189,18 @@ class OpenAIModel:
         self.window = (
             ContextWindow(context_tokens, "configured") if context_tokens else ContextWindow()
         )
-        self._client = openai.OpenAI(
-            api_key=api_key or PLACEHOLDER_API_KEY,
+        self._api_key = api_key or PLACEHOLDER_API_KEY
+        self._client = self._new_client()
+
+    def _new_client(self) -> openai.OpenAI:
+        # Redirects are never followed: each hop would be a fresh wait, and an endpoint that
+        # moved is the user's to configure (the error names where it points).
+        return openai.OpenAI(
+            api_key=self._api_key,
             base_url=self.base_url,
-            timeout=timeout_seconds,
+            timeout=self.timeout_seconds,
             max_retries=0,
+            http_client=openai.DefaultHttpxClient(follow_redirects=False),
         )
 
     def __repr__(self) -> str:
@@ -182,19 +229,53 @@ class OpenAIModel:
         max_tokens: int | None = None,
     ) -> Reply:
         cap = self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens)
-        streamed = self._create_with_retries(messages, temperature, deadline, cap)
+        call = _Call(self._client)
+        streamed = self._within(
+            deadline,
+            call,
+            lambda: self._create_with_retries(call, messages, temperature, deadline, cap),
+        )
         model = streamed.model or self.name
-        usage = streamed.usage
-        if usage is not None:
-            return Reply(
-                streamed.text, model, usage.prompt_tokens, usage.completion_tokens, estimated=False
-            )
+        if streamed.usage is not None:
+            return Reply(streamed.text, model, *streamed.usage, estimated=False)
         prompt = "".join(message.get("content", "") for message in messages)
         tokens = estimate_tokens(prompt), estimate_tokens(streamed.text)
         return Reply(streamed.text, model, *tokens, estimated=True)
 
+    def _within(self, deadline: float | None, call: _Call, work: Callable[[], _T]) -> _T:
+        """`work()`, in a worker thread that the caller stops waiting for at the deadline
+        (what blocks it, a socket read or a header a byte at a time, cannot hold the caller):
+        the call's response and client are then closed, so the worker ends at its next read,
+        and the next call gets a fresh client."""
+        if deadline is None:
+            return work()
+        box: dict[str, object] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box["value"] = work()
+            except BaseException as err:  # handed to the caller, or dropped when abandoned
+                box["error"] = err
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="fixbot-model-call", daemon=True).start()
+        if done.wait(max(0.0, deadline - time.time()) + DEADLINE_GRACE_SECONDS):
+            if "error" in box:
+                raise cast(BaseException, box["error"])
+            return cast(_T, box["value"])
+        call.abandon()
+        if self._client is call.client:
+            self._client = self._new_client()
+        log.warning("model_call_abandoned", endpoint=self.base_url)
+        raise DeadlinePassed(
+            f"the run's wall-clock deadline passed while waiting for {self.base_url}"
+        )
+
     def _create_with_retries(
         self,
+        call: _Call,
         messages: Sequence[Mapping[str, str]],
         temperature: float | None,
         deadline: float | None,
@@ -205,8 +286,10 @@ class OpenAIModel:
         patience = self.timeout_seconds
         for attempt in range(attempts):
             timeout = self._time_left(deadline, patience)
+            if call.abandoned:
+                raise DeadlinePassed("the call was abandoned at the run's deadline")
             try:
-                stream = self._client.chat.completions.create(
+                stream = call.client.chat.completions.create(
                     model=self.name,
                     messages=payload,
                     temperature=openai.omit if temperature is None else temperature,
@@ -215,7 +298,8 @@ class OpenAIModel:
                     stream_options={"include_usage": True},
                     timeout=timeout,  # httpx's read timeout: the longest silence
                 )
-                return self._drain(stream, deadline, max_tokens * REPLY_CHARS_PER_TOKEN)
+                call.response = stream
+                return self._read(stream, max_tokens)
             except openai.APIStatusError as err:
                 refusal = context_refusal(_message(err), _body(err))
                 if refusal is not None:
@@ -262,54 +346,44 @@ class OpenAIModel:
             f"last error: {self._describe(last_error)}"
         )
 
-    def _drain(
-        self, stream: Stream[ChatCompletionChunk], deadline: float | None, most: int
-    ) -> _Streamed:
-        """The streamed reply, read to its end or to `most` characters (a server that ignores
-        `max_tokens` cannot grow it without end: what came is the reply, cut as a reply at its
-        token cap is). The deadline closes the stream from a timer (a server sending a token
-        now and then cannot hold the call past it); a silence longer than the try's timeout, a
-        dropped connection or a reply that is no chat completion stream ends the try, as the
-        SDK's timeout and connection errors do before the stream. It is closed however it ends."""
-        watchdog = None
-        if deadline is not None:
-            watchdog = threading.Timer(max(0.0, deadline - time.time()), stream.close)
-            watchdog.daemon = True
-            watchdog.start()
-        parts: list[str] = []
-        model, usage, chunks, size = "", None, 0, 0
+    def _read(self, stream: Stream[ChatCompletionChunk], max_tokens: int) -> _Streamed:
+        """The streamed reply, read by fixbot to its end (`[DONE]` or the stream's close) or to
+        its bounds: `max_tokens` x REPLY_CHARS_PER_TOKEN characters of reply, x
+        STREAM_BYTES_PER_TOKEN bytes of stream (what came is the reply, cut as one at its token
+        cap is). A silence longer than the try's timeout or a dropped connection ends the try,
+        as the SDK's timeout and connection errors do before the stream; a stream that is no
+        chat completion stream is a ModelUnreachable. It is closed however it ends."""
+        response = stream.response
+        reader = _StreamReader(
+            most_chars=max_tokens * REPLY_CHARS_PER_TOKEN,
+            most_bytes=STREAM_BYTES_BASE + max_tokens * STREAM_BYTES_PER_TOKEN,
+            endpoint=self.base_url,
+        )
         try:
-            for chunk in stream:
-                chunks += 1
-                model = chunk.model or model
-                usage = chunk.usage or usage
-                for choice in chunk.choices:
-                    if choice.index == 0 and choice.delta.content:
-                        parts.append(choice.delta.content)
-                        size += len(choice.delta.content)
-                if size > most:
-                    log.warning("model_reply_cut", endpoint=self.base_url, characters=size)
-                    parts, usage = ["".join(parts)[:most]], None  # its usage never came
+            for piece in _transport_reads(response.iter_bytes(), response.request):
+                if reader.feed(piece):
                     break
-        except httpx.TimeoutException:
-            raise openai.APITimeoutError(stream.response.request) from None
-        except (httpx.HTTPError, httpx.StreamError) as err:
-            self._time_left(deadline)  # the watchdog closed it: the deadline's
-            raise openai.APIConnectionError(
-                message=f"the reply stream broke off: {err or type(err).__name__}",
-                request=stream.response.request,
-            ) from None
+            else:
+                reader.finish()
         finally:
-            if watchdog is not None:
-                watchdog.cancel()
             stream.close()
-        self._time_left(deadline)  # closed by the watchdog as it ended: still the deadline's
-        if not chunks:
+        if reader.cut:
+            log.warning(
+                "model_reply_cut",
+                endpoint=self.base_url,
+                characters=reader.size,
+                bytes=reader.received,
+            )
+        if not reader.chunks:
+            kind = response.headers.get("content-type", "none")
             raise ModelUnreachable(
                 f"model endpoint {self.base_url} gave an unusable reply: no chat completion "
-                "chunks in the reply stream"
+                f"chunks in the reply stream (content-type: {kind})"
             )
-        return _Streamed("".join(parts), model, usage)
+        if reader.bad_usage:
+            log.warning("model_usage_ignored", endpoint=self.base_url, usage=reader.bad_usage[:200])
+        usage = None if reader.cut else reader.usage  # a cut reply's usage never came
+        return _Streamed(reader.text(), reader.model, usage)
 
     def _time_left(self, deadline: float | None, patience: float | None = None) -> float:
         """Seconds this try may take: `patience` (the per-call timeout, doubled after each
@@ -328,6 +402,12 @@ class OpenAIModel:
         """One line about `err`, with the API key scrubbed in case a server echoed it."""
         if isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code}: {_message(err)}"
+            if 300 <= err.status_code < 400:
+                where = err.response.headers.get("location", "elsewhere")
+                text = (
+                    f"HTTP {err.status_code}: a redirect to {where} "
+                    "(never followed: set base_url there)"
+                )
         elif isinstance(err, openai.APITimeoutError):
             text = f"timed out after {self._timed_out_after:g} s"
         elif isinstance(err, openai.APIConnectionError) and err.__cause__ is not None:
@@ -389,3 +469,127 @@ def _retry_after_seconds(header: str | None) -> float | None:
     except ValueError:
         return None
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _transport_reads(pieces: Iterator[bytes], request: Any) -> Iterator[bytes]:
+    """The response's bytes; the transport's errors while reading them (whichever HTTP library
+    the SDK uses) as the SDK's own: a read that waited out the try's timeout is an
+    APITimeoutError, anything else that broke the stream an APIConnectionError."""
+    while True:
+        try:
+            piece = next(pieces)
+        except StopIteration:
+            return
+        except Exception as err:
+            if isinstance(err, TimeoutError) or any(
+                kind.__name__ == "TimeoutException" for kind in type(err).__mro__
+            ):
+                raise openai.APITimeoutError(request=request) from None
+            raise openai.APIConnectionError(
+                message=f"the reply stream broke off: {err or type(err).__name__}",
+                request=request,
+            ) from None
+        yield piece
+
+
+@dataclass
+class _StreamReader:
+    """A chat completion stream (server-sent events), fed as it comes, bounded: `feed` says
+    when to stop reading (the stream's `[DONE]`, or a bound reached: `cut`)."""
+
+    most_chars: int
+    most_bytes: int
+    endpoint: str
+    received: int = 0
+    size: int = 0
+    chunks: int = 0
+    model: str = ""
+    usage: tuple[int, int] | None = None
+    bad_usage: str = ""
+    cut: bool = False
+    _parts: list[str] = field(default_factory=list)
+    _buffer: bytearray = field(default_factory=bytearray)
+    _data: list[bytes] = field(default_factory=list)
+
+    def feed(self, piece: bytes) -> bool:
+        self.received += len(piece)
+        self._buffer += piece
+        while (end := self._buffer.find(b"\n")) >= 0:
+            line = bytes(self._buffer[:end]).rstrip(b"\r")
+            del self._buffer[: end + 1]
+            if self._line(line):
+                return True
+        if self.received > self.most_bytes:
+            self.cut = True
+        return self.cut
+
+    def finish(self) -> None:
+        """The stream ended: an event its server did not end with a blank line still counts."""
+        if self._buffer:
+            self._line(bytes(self._buffer).rstrip(b"\r"))
+        self._line(b"")
+
+    def text(self) -> str:
+        return "".join(self._parts)[: self.most_chars]
+
+    def _line(self, line: bytes) -> bool:
+        if not line:
+            data, self._data = b"\n".join(self._data), []
+            return self._event(data) if data else False
+        name, _, value = line.partition(b":")
+        if name == b"data":
+            self._data.append(value[1:] if value.startswith(b" ") else value)
+        return False  # a comment (`: ping`), `event:`, `id:`, `retry:`: nothing to read
+
+    def _event(self, data: bytes) -> bool:
+        if data.strip() == b"[DONE]":
+            return True
+        try:
+            event = json.loads(data)
+        except ValueError:  # not UTF-8, or not JSON
+            raise self._unusable("an event that is not JSON") from None
+        if not isinstance(event, dict):
+            raise self._unusable("an event that is not a JSON object")
+        error = event.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else error
+            raise self._unusable(f"the server's error mid-stream: {str(message)[:300]}")
+        choices = event.get("choices") or []
+        if not isinstance(choices, list):
+            raise self._unusable("an event whose choices are not a list")
+        self.chunks += 1
+        model = event.get("model")
+        if isinstance(model, str) and model:
+            self.model = model[:200]
+        if event.get("usage") is not None:
+            self._read_usage(event["usage"])
+        for choice in choices:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            content = delta.get("content") if isinstance(delta, dict) else None
+            if choice.get("index", 0) == 0 and isinstance(content, str) and content:
+                self._parts.append(content)
+                self.size += len(content)
+        self.cut = self.size > self.most_chars
+        return self.cut
+
+    def _read_usage(self, usage: object) -> None:
+        counts = (
+            [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+            if isinstance(usage, dict)
+            else []
+        )
+        if len(counts) == 2 and all(_believable(count) for count in counts):
+            self.usage = (cast(int, counts[0]), cast(int, counts[1]))
+        else:
+            self.usage, self.bad_usage = None, json.dumps(usage, default=str)
+
+    def _unusable(self, what: str) -> ModelUnreachable:
+        return ModelUnreachable(
+            f"model endpoint {self.endpoint} gave an unusable reply: {what} in the reply stream"
+        )
+
+
+def _believable(count: object) -> bool:
+    return (
+        isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_REPORTED_TOKENS
+    )
