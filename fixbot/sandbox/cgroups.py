@@ -35,7 +35,8 @@ from fixbot.sandbox.host import is_alive, owner_tag
 
 SUPERVISOR = "fixbot-supervisor"  # the leaf fixbot moves itself into, in a delegated v2 cgroup
 _PREFIX = "fixbot-"
-_RUN_NAME = re.compile(rf"{_PREFIX}(\d+-\d+)-\d+")  # what _name() makes: PID-START-SERIAL
+# what _name() makes: NS-PID-START-SERIAL (an older fixbot's PID-START-SERIAL is left alone)
+_RUN_NAME = re.compile(rf"{_PREFIX}(\d+-\d+-\d+)-\d+")
 # $1...: cgroup.procs files (fixbot's own paths), then "--", then the sandbox's command line.
 ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 _SETTLE_SECONDS = 10.0
@@ -68,9 +69,15 @@ def _keyed(path: Path, key: str) -> int:
 
 
 def _kill_all(procs: Sequence[Path]) -> None:
-    """SIGKILL everything listed until nothing is."""
+    """SIGKILL everything listed until nothing is. A process of a pid namespace this one cannot
+    see is listed as 0: it cannot be signalled from here (and kill(0) would be this process's
+    own group), so that is a failure, never a signal."""
     deadline = time.monotonic() + _SETTLE_SECONDS
     while alive := set().union(*(read_pids(path) for path in procs)):
+        if any(pid <= 0 for pid in alive):
+            raise SandboxFailed(
+                f"processes of another pid namespace in {procs[0].parent}: cannot end them here"
+            )
         for pid in alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -96,14 +96,28 @@ def start_time(pid: int) -> str:
         return ""
 
 
+def pid_namespace() -> str:
+    """This process's pid namespace (its inode: what the kernel names it by)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
 def owner_tag(pid: int) -> str:
-    """`PID-START`: names one process (a run's owner) in names on the host, after pid reuse."""
-    return f"{pid}-{start_time(pid)}"
+    """`NS-PID-START`: names one process (a run's owner) in names on the host, after pid reuse
+    and across pid namespaces (a pid means another process in a container's namespace)."""
+    return f"{pid_namespace()}-{pid}-{start_time(pid)}"
 
 
 def is_alive(tag: str) -> bool:
-    """Whether the process an owner_tag names still runs."""
-    pid, _, start = tag.partition("-")
+    """Whether the process an owner_tag names may still run: a tag of another pid namespace
+    (a containerised run beside this one, or the host's run seen from a container) cannot be
+    judged from here, so it is taken for alive: what is left behind is left, never a live
+    run's cgroup or mount taken."""
+    namespace, pid, start = [*tag.split("-"), "", ""][:3]
+    if namespace != pid_namespace():
+        return True
     return pid.isdigit() and bool(start) and start_time(int(pid)) == start
 
 

@@ -29,6 +29,7 @@ from fixbot.sandbox.cgroups import (
     V1Hierarchy,
     V2Hierarchy,
 )
+from fixbot.sandbox.host import pid_namespace
 from fixbot.sandbox.protocol import OOM_NOTE
 from tests.sandbox.confined import AS_NOBODY, ROOT, as_nobody_ran, attack, case_folder
 from tests.sandbox.test_containment import bomb_beside_neighbour
@@ -161,7 +162,8 @@ def test_a_dead_fixbots_cgroups_are_reaped(host: Hierarchy) -> None:
     leftover = host.create(64 * MiB, 16)
     assert leftover is not None
     stale = [
-        folder.rename(folder.with_name(f"fixbot-{dead.pid}-1-1")) for folder in leftover.folders
+        folder.rename(folder.with_name(f"fixbot-{pid_namespace()}-{dead.pid}-1-1"))
+        for folder in leftover.folders
     ]
     live = host.create(64 * MiB, 16)
     assert live is not None
@@ -176,9 +178,16 @@ def test_a_dead_fixbots_cgroups_are_reaped(host: Hierarchy) -> None:
 
 def test_reaping_takes_only_what_a_run_named_never_a_lookalike(host: Hierarchy) -> None:
     """A cgroup whose name starts like fixbot's but is no run's (another tool's, a test's own
-    delegated folder) keeps its processes: reaping is for a dead run's PID-START-SERIAL."""
+    delegated folder, an older fixbot's PID-START-SERIAL) keeps its processes: reaping is for
+    a dead run's NS-PID-START-SERIAL."""
     parent = host.parents()[0]
-    lookalikes = [parent / f"fixbot-test-delegated-{os.getpid()}", parent / "fixbot-ci"]
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    lookalikes = [
+        parent / f"fixbot-test-delegated-{os.getpid()}",
+        parent / "fixbot-ci",
+        parent / f"fixbot-{dead.pid}-1-1",
+    ]
     for folder in lookalikes:
         folder.mkdir()
     try:

@@ -20,6 +20,7 @@ from fixbot import edits as diff
 from fixbot.checks import run_trial
 from fixbot.config import Config, Gates
 from fixbot.sandbox import BwrapSandbox, Limits, RunSpec, Sandbox, attempt_scratch
+from fixbot.sandbox.host import pid_namespace
 from fixbot.sandbox.scratch import reap
 from fixbot.snapshot import (
     Snapshot,
@@ -236,11 +237,27 @@ def test_the_scratch_is_capped_and_unmounted(tmp_path: Path) -> None:
 def test_a_crashed_owners_scratch_is_reaped(tmp_path: Path) -> None:
     target = tmp_path / "left-behind"
     target.mkdir()
-    dead = "fixbot-scratch-999999999-1"  # no such process
+    dead = f"fixbot-scratch-{pid_namespace()}-999999999-1"  # no such process in this namespace
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", dead, str(target)], check=True)
     try:
         assert str(target) in reap()
         assert not target.is_mount()
+    finally:
+        if target.is_mount():
+            subprocess.run(["umount", "--lazy", str(target)], check=False)
+
+
+@ROOT_ONLY
+def test_a_scratch_of_another_pid_namespace_is_left_alone(tmp_path: Path) -> None:
+    """Its owner's pid means another process here (a containerised run's, seen from the host):
+    it cannot be judged dead from here, so it is never taken."""
+    target = tmp_path / "left-behind"
+    target.mkdir()
+    dead = "fixbot-scratch-1-999999999-1"  # namespace 1: no pid namespace's inode
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", dead, str(target)], check=True)
+    try:
+        assert str(target) not in reap()
+        assert target.is_mount()
     finally:
         if target.is_mount():
             subprocess.run(["umount", "--lazy", str(target)], check=False)
