@@ -52,9 +52,11 @@ ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchmarks" / "realbuilds" / "cases.toml"
 DEFAULT_MIRRORS = Path("/work/.mirror")
 SPLITS = ("dev", "heldout")
-# The manifest's two batches: `first`, the corpus as first written; `small`, the fixes of at most
-# 12 changed lines in one source file of at most 800 lines, chosen by a rule (cases.toml says it)
-BATCHES = ("first", "small")
+# The manifest's batches: `first`, the corpus as first written; `small`, the fixes of at most
+# 12 changed lines in one source file of at most 800 lines; `tiny`, the fixes of at most 6
+# changed lines in one source file of any size; the last two chosen by a rule (cases.toml says
+# it)
+BATCHES = ("first", "small", "tiny")
 KINDS = ("pytest", "unittest")
 CONFIG = ".fixbot.yml"
 # The failing commit is the same commit (the same SHA) every time a case is materialised.

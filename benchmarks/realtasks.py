@@ -77,8 +77,9 @@ from benchmarks.realcorpus import (  # noqa: E402
 )
 
 # fixrate's corpus name -> the manifest's batch: `realbuilds`, the corpus as first written;
-# `realsmall`, its second batch (small fixes), measured and reported on its own
-CORPORA = {"realbuilds": "first", "realsmall": "small"}
+# `realsmall`, its second batch (small fixes), and `realtiny`, its third (tiny fixes), each
+# measured and reported on its own
+CORPORA = {"realbuilds": "first", "realsmall": "small", "realtiny": "tiny"}
 SPLIT_OF = {"design": "dev", "heldout": "heldout"}  # fixrate's split -> the manifest's
 CONTEXT = 15  # lines either side of a change outside any function
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})

@@ -308,7 +308,7 @@ def test_the_judge_runs_without_network(
     pristine(task)
 
 
-def test_the_two_real_corpora_partition_the_manifest_and_keep_the_split_rule() -> None:
+def test_the_real_corpora_partition_the_manifest_and_keep_the_split_rule() -> None:
     cases = load_corpus().cases
     assert all(case.split == ("heldout" if n % 3 == 2 else "dev") for n, case in enumerate(cases))
     parts = [
@@ -317,8 +317,9 @@ def test_the_two_real_corpora_partition_the_manifest_and_keep_the_split_rule() -
         for split in ("design", "heldout")
     ]
     assert sum(map(len, parts)) == len(cases) and set().union(*parts) == set(range(len(cases)))
-    small = realtasks.numbers_of("realsmall", "heldout")
-    assert small and all(cases[n].batch == "small" for n in small)
-    assert {
-        t.number for t in realtasks.tasks_for("realsmall", "heldout", None, Path("/nowhere"))
-    } == set(small)
+    for corpus, batch in realtasks.CORPORA.items():
+        held = realtasks.numbers_of(corpus, "heldout")
+        assert held and all(cases[n].batch == batch for n in held), corpus
+        assert {
+            t.number for t in realtasks.tasks_for(corpus, "heldout", None, Path("/nowhere"))
+        } == set(held)
