@@ -59,6 +59,10 @@ SPLITS = ("dev", "heldout")
 BATCHES = ("first", "small", "tiny")
 KINDS = ("pytest", "unittest")
 CONFIG = ".fixbot.yml"
+# Each process a suite starts may map this much memory at most (prlimit --as): a runaway test
+# (an infinite iterator drained into a list: more-itertools fb89af0 without its fix) fails with
+# MemoryError instead of taking the machine's memory, and every other process on it, with it.
+MEMORY_CAP_BYTES = 8 << 30
 # The failing commit is the same commit (the same SHA) every time a case is materialised.
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "realbuilds",
@@ -408,17 +412,30 @@ def venv_env(venv: Path, extra: Mapping[str, str] | None = None) -> dict[str, st
     return {**env, **(extra or {})}
 
 
+def memory_capped(argv: Sequence[str]) -> list[str]:
+    """argv under MEMORY_CAP_BYTES a process (util-linux's prlimit; as is where it is absent)."""
+    if shutil.which("prlimit") is None:
+        return list(argv)
+    return ["prlimit", f"--as={MEMORY_CAP_BYTES}", "--", *argv]
+
+
 def run_logged(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, log: Path
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    log: Path,
+    capped: bool = False,
 ) -> Step:
-    """argv (never through a shell) to completion or `timeout`; its output appended to log."""
+    """argv (never through a shell) to completion or `timeout`; its output appended to log;
+    `capped`: under MEMORY_CAP_BYTES a process."""
     started = time.monotonic()
     with log.open("ab") as out:
         out.write(f"\n$ {shlex.join(argv)}\n".encode())
         out.flush()
         try:
             child = subprocess.Popen(
-                list(argv),
+                memory_capped(argv) if capped else list(argv),
                 cwd=cwd,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
@@ -476,7 +493,7 @@ def run_suite(repo: Path, venv: Path, case: Case, log: Path, timeout: float = 18
     if case.kind == "pytest":
         argv = [*argv, f"--junit-xml={report}"]
     start = log.stat().st_size if log.exists() else 0
-    step = run_logged(argv, repo, venv_env(venv), timeout, log)
+    step = run_logged(argv, repo, venv_env(venv), timeout, log, capped=True)
     output = log.read_bytes()[start:].decode("utf-8", "replace")
     if case.kind == "pytest":
         ran, failing, _ = junit_outcomes(report)

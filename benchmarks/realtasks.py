@@ -70,6 +70,7 @@ from benchmarks.realcorpus import (  # noqa: E402
     junit_outcomes,
     load_corpus,
     materialise,
+    memory_capped,
     prepare_venv,
     remove_tree,
     unittest_outcomes,
@@ -479,7 +480,7 @@ class RealJudge:
             wrapped += ["--new-session", "--proc", "/proc", "--chdir", str(task.repo), "--"]
             started = time.monotonic()
             child = subprocess.Popen(
-                [*wrapped, *words],
+                [*wrapped, *memory_capped(words)],
                 cwd=task.repo,
                 env=venv_env(task.venv),
                 stdin=subprocess.DEVNULL,

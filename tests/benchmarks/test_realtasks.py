@@ -323,3 +323,20 @@ def test_the_real_corpora_partition_the_manifest_and_keep_the_split_rule() -> No
         assert {
             t.number for t in realtasks.tasks_for(corpus, "heldout", None, Path("/nowhere"))
         } == set(held)
+
+
+def test_a_suite_that_runs_away_with_memory_fails_with_memory_error_not_the_machine(
+    tmp_path: Path,
+) -> None:
+    """The bare check's and the judge's suites run under a cap a process (more-itertools
+    fb89af0 without its fix drained an infinite iterator: 17 GB, until the kernel's OOM killer
+    took it, stalling everything beside it). A 16 GiB allocation is refused at once under it."""
+    if shutil.which("prlimit") is None:
+        pytest.skip("needs util-linux's prlimit")
+    from benchmarks.realcorpus import MEMORY_CAP_BYTES, run_logged
+
+    grab = [sys.executable, "-c", f"x = bytearray({2 * MEMORY_CAP_BYTES}); print('he' + 'ld')"]
+    log = tmp_path / "log"
+    step = run_logged(grab, tmp_path, {"PATH": "/usr/bin:/bin"}, 60, log, capped=True)
+    assert step.returncode != 0 and "MemoryError" in log.read_text()
+    assert "\nheld" not in log.read_text()
