@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -74,6 +75,11 @@ MAX_REPORTED_TOKENS = 10_000_000
 # How long past the deadline the caller waits for a call's own DeadlinePassed before it stops
 # waiting for the call at all.
 DEADLINE_GRACE_SECONDS = 0.25
+# How long the window discovery may take in all (its asks are best-effort: failures ignored).
+DISCOVERY_SECONDS = 5.0
+# Any response body is cut here (the SDK reads an error reply or a discovery answer whole; a
+# reply stream is cut by fixbot's reader well before: at most 2.1 MiB at 2,048 tokens).
+RESPONSE_BYTES_MOST = 4 << 20
 
 _T = TypeVar("_T")
 
@@ -138,20 +144,34 @@ class _Streamed:
 
 
 @dataclass
-class _Call:
-    """One call's client and the response it is reading: what the caller closes when it stops
-    waiting for the call at its deadline."""
+class _Shared:
+    """A client and the calls using it: a client the model has replaced (retired) is closed
+    when the last call using it ends, never under a call still reading from it."""
 
     client: openai.OpenAI
+    users: int = 0
+    retired: bool = False
+
+
+@dataclass
+class _Call:
+    """One call's client and the response it is reading: what the caller closes when it stops
+    waiting for the call at its deadline (its response; its client too where no other call is
+    using it, else the last one to end closes it)."""
+
+    shared: _Shared
     response: Closeable | None = None
     abandoned: bool = False
 
+    @property
+    def client(self) -> openai.OpenAI:
+        return self.shared.client
+
     def abandon(self) -> None:
         self.abandoned = True
-        for item in (self.response, self.client):
-            if item is not None:
-                with contextlib.suppress(Exception):
-                    item.close()
+        if self.response is not None:
+            with contextlib.suppress(Exception):
+                self.response.close()
 
 
 class Closeable(Protocol):
@@ -190,7 +210,8 @@ class OpenAIModel:
             ContextWindow(context_tokens, "configured") if context_tokens else ContextWindow()
         )
         self._api_key = api_key or PLACEHOLDER_API_KEY
-        self._client = self._new_client()
+        self._lock = threading.Lock()
+        self._shared = _Shared(self._new_client())
 
     def _new_client(self) -> openai.OpenAI:
         # Redirects are never followed: each hop would be a fresh wait, and an endpoint that
@@ -200,14 +221,50 @@ class OpenAIModel:
             base_url=self.base_url,
             timeout=self.timeout_seconds,
             max_retries=0,
-            http_client=openai.DefaultHttpxClient(follow_redirects=False),
+            http_client=_capped_http_client(RESPONSE_BYTES_MOST),
         )
 
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self.name!r}, base_url={self.base_url!r})"
 
     def close(self) -> None:
-        self._client.close()
+        """Close the client now, or, where a call is still using it, when that call ends."""
+        with self._lock:
+            shared = self._shared
+            shared.retired = True
+            idle = shared.users == 0
+        if idle:
+            _close_quietly(shared.client)
+
+    def _begin(self) -> _Call:
+        """A call on the current client, counted as one of its users until `_end`."""
+        with self._lock:
+            if self._shared.retired:  # closed before: a fresh client for a call after close
+                self._shared = _Shared(self._new_client())
+            self._shared.users += 1
+            return _Call(self._shared)
+
+    def _end(self, call: _Call) -> None:
+        """The call no longer uses its client: a retired client is closed by its last user."""
+        with self._lock:
+            shared = call.shared
+            shared.users -= 1
+            idle = shared.retired and shared.users == 0
+        if idle:
+            _close_quietly(shared.client)
+
+    def _retire(self, call: _Call) -> None:
+        """The call was abandoned: later calls take a fresh client; the abandoned call's is
+        closed now where no other call uses it (which ends a read that no response close
+        reaches, a header sent a byte at a time), else by the last of them."""
+        with self._lock:
+            shared = call.shared
+            if self._shared is shared:
+                self._shared = _Shared(self._new_client())
+            shared.retired = True
+            idle = shared.users <= 1  # the abandoned call alone: its worker's _end follows
+        if idle:
+            _close_quietly(shared.client)
 
     def __enter__(self) -> OpenAIModel:
         return self
@@ -229,7 +286,7 @@ class OpenAIModel:
         max_tokens: int | None = None,
     ) -> Reply:
         cap = self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens)
-        call = _Call(self._client)
+        call = self._begin()
         streamed = self._within(
             deadline,
             call,
@@ -248,7 +305,10 @@ class OpenAIModel:
         the call's response and client are then closed, so the worker ends at its next read,
         and the next call gets a fresh client."""
         if deadline is None:
-            return work()
+            try:
+                return work()
+            finally:
+                self._end(call)
         box: dict[str, object] = {}
         done = threading.Event()
 
@@ -258,6 +318,7 @@ class OpenAIModel:
             except BaseException as err:  # handed to the caller, or dropped when abandoned
                 box["error"] = err
             finally:
+                self._end(call)
                 done.set()
 
         threading.Thread(target=run, name="fixbot-model-call", daemon=True).start()
@@ -266,8 +327,7 @@ class OpenAIModel:
                 raise cast(BaseException, box["error"])
             return cast(_T, box["value"])
         call.abandon()
-        if self._client is call.client:
-            self._client = self._new_client()
+        self._retire(call)
         log.warning("model_call_abandoned", endpoint=self.base_url)
         raise DeadlinePassed(
             f"the run's wall-clock deadline passed while waiting for {self.base_url}"
@@ -325,6 +385,16 @@ class OpenAIModel:
                 raise ModelUnreachable(
                     f"model endpoint {self.base_url} gave an unusable reply: {self._describe(err)}"
                 ) from None
+            except Exception as err:
+                if not _is_transport_error(err):
+                    raise
+                # the transport's own error where the SDK did not wrap it (an error reply's
+                # body that breaks off): a connection error, as the SDK's would be
+                last_error = openai.APIConnectionError(
+                    message=f"the reply broke off: {err or type(err).__name__}",
+                    request=cast("Any", getattr(err, "request", None)),
+                )
+                retry_after = None
             if attempt + 1 < attempts:
                 delay = backoff_delay(
                     attempt, backoff_seconds=self.backoff_seconds, retry_after=retry_after
@@ -358,6 +428,7 @@ class OpenAIModel:
             most_chars=max_tokens * REPLY_CHARS_PER_TOKEN,
             most_bytes=STREAM_BYTES_BASE + max_tokens * STREAM_BYTES_PER_TOKEN,
             endpoint=self.base_url,
+            scrub=self._scrub,
         )
         try:
             for piece in _transport_reads(response.iter_bytes(), response.request):
@@ -381,7 +452,11 @@ class OpenAIModel:
                 f"chunks in the reply stream (content-type: {kind})"
             )
         if reader.bad_usage:
-            log.warning("model_usage_ignored", endpoint=self.base_url, usage=reader.bad_usage[:200])
+            log.warning(
+                "model_usage_ignored",
+                endpoint=self.base_url,
+                usage=self._scrub(reader.bad_usage)[:200],
+            )
         usage = None if reader.cut else reader.usage  # a cut reply's usage never came
         return _Streamed(reader.text(), reader.model, usage)
 
@@ -414,6 +489,10 @@ class OpenAIModel:
             text = f"connection error: {err.__cause__}"
         else:
             text = err.message
+        return self._scrub(text)
+
+    def _scrub(self, text: str) -> str:
+        """`text` without the API key (a server may echo it), scrubbed before any cut."""
         return text.replace(self._secret, "[redacted]") if self._secret else text
 
     def discover_window(self) -> ContextWindow:
@@ -426,16 +505,25 @@ class OpenAIModel:
             ("get", f"{root}/props", None),
             ("post", f"{root}/api/show", {"model": self.name}),
         ]
+        deadline = time.time() + DISCOVERY_SECONDS
         for method, url, body in asks:
-            try:
+            call = self._begin()
+
+            def ask(
+                method: str = method, url: str = url, body: object = body, call: _Call = call
+            ) -> object:
                 if method == "get":
-                    answer = self._client.get(url, cast_to=object, options={"timeout": 5.0})
-                else:
-                    answer = self._client.post(
-                        url, cast_to=object, body=body, options={"timeout": 5.0}
-                    )
-            except (openai.APIError, ValueError):
+                    return call.client.get(url, cast_to=object, options={"timeout": 5.0})
+                return call.client.post(url, cast_to=object, body=body, options={"timeout": 5.0})
+
+            try:  # at most DISCOVERY_SECONDS an ask, whatever the endpoint sends
+                answer = self._within(deadline, call, ask)
+            except (openai.APIError, ModelUnreachable, ValueError, RecursionError):
                 continue
+            except Exception as err:
+                if _is_transport_error(err):
+                    continue
+                raise
             tokens = window_in(answer, self.name)
             if tokens:
                 self.window = ContextWindow(tokens, f"the endpoint ({url.rsplit('/', 1)[-1]})")
@@ -471,6 +559,57 @@ def _retry_after_seconds(header: str | None) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+def _close_quietly(client: openai.OpenAI) -> None:
+    with contextlib.suppress(Exception):
+        client.close()
+
+
+def _capped_http_client(most: int) -> Any:
+    """openai's default HTTP client (redirects off), every response body cut at `most` bytes
+    with the library's own ReadError: whichever HTTP library the SDK uses (httpx, httpx2: the
+    one its default client is made of), as fixbot imports neither."""
+    library: Any = sys.modules[openai.DefaultHttpxClient.__mro__[1].__module__.split(".")[0]]
+
+    class Capped(library.SyncByteStream):  # type: ignore[misc]
+        def __init__(self, stream: Any) -> None:
+            self._stream = stream
+
+        def __iter__(self) -> Iterator[bytes]:
+            seen = 0
+            for piece in self._stream:
+                seen += len(piece)
+                if seen > most:
+                    raise library.ReadError(f"the response passed {most} bytes: cut there")
+                yield piece
+
+        def close(self) -> None:
+            self._stream.close()
+
+    class Transport(library.BaseTransport):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self._inner = library.HTTPTransport()
+
+        def handle_request(self, request: Any) -> Any:
+            response = self._inner.handle_request(request)
+            response.stream = Capped(response.stream)
+            return response
+
+        def close(self) -> None:
+            self._inner.close()
+
+    return openai.DefaultHttpxClient(follow_redirects=False, transport=Transport())
+
+
+def _is_transport_error(err: BaseException) -> bool:
+    """An error of the SDK's HTTP library (httpx or httpx2: HTTPError, StreamError), by the
+    classes it is made of: fixbot imports neither."""
+    return any(
+        kind.__name__ in ("HTTPError", "StreamError", "TransportError")
+        and kind.__module__.split(".")[0].startswith("httpx")
+        for kind in type(err).__mro__
+    )
+
+
 def _transport_reads(pieces: Iterator[bytes], request: Any) -> Iterator[bytes]:
     """The response's bytes; the transport's errors while reading them (whichever HTTP library
     the SDK uses) as the SDK's own: a read that waited out the try's timeout is an
@@ -500,6 +639,7 @@ class _StreamReader:
     most_chars: int
     most_bytes: int
     endpoint: str
+    scrub: Callable[[str], str] = str
     received: int = 0
     size: int = 0
     chunks: int = 0
@@ -512,11 +652,11 @@ class _StreamReader:
     _data: list[bytes] = field(default_factory=list)
 
     def feed(self, piece: bytes) -> bool:
+        if not self.received and piece.startswith(b"\xef\xbb\xbf"):
+            piece = piece[3:]  # a byte order mark before the first line (SSE allows one)
         self.received += len(piece)
         self._buffer += piece
-        while (end := self._buffer.find(b"\n")) >= 0:
-            line = bytes(self._buffer[:end]).rstrip(b"\r")
-            del self._buffer[: end + 1]
+        for line in self._lines(final=False):
             if self._line(line):
                 return True
         if self.received > self.most_bytes:
@@ -525,9 +665,30 @@ class _StreamReader:
 
     def finish(self) -> None:
         """The stream ended: an event its server did not end with a blank line still counts."""
+        for line in self._lines(final=True):
+            if self._line(line):
+                return
         if self._buffer:
-            self._line(bytes(self._buffer).rstrip(b"\r"))
+            self._line(bytes(self._buffer))
         self._line(b"")
+
+    def _lines(self, *, final: bool) -> Iterator[bytes]:
+        """The complete lines in the buffer, each ended by CRLF, LF or CR (SSE allows all
+        three; a CR at the buffer's end waits for the next piece, which may bring its LF)."""
+        while True:
+            ends = [i for i in (self._buffer.find(b"\n"), self._buffer.find(b"\r")) if i >= 0]
+            if not ends:
+                return
+            end = min(ends)
+            width = 1
+            if self._buffer[end : end + 1] == b"\r":
+                if end + 1 == len(self._buffer) and not final:
+                    return
+                if self._buffer[end + 1 : end + 2] == b"\n":
+                    width = 2
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + width]
+            yield line
 
     def text(self) -> str:
         return "".join(self._parts)[: self.most_chars]
@@ -546,14 +707,14 @@ class _StreamReader:
             return True
         try:
             event = json.loads(data)
-        except ValueError:  # not UTF-8, or not JSON
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested past any reply
             raise self._unusable("an event that is not JSON") from None
         if not isinstance(event, dict):
             raise self._unusable("an event that is not a JSON object")
         error = event.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else error
-            raise self._unusable(f"the server's error mid-stream: {str(message)[:300]}")
+            raise self._unusable(f"the server's error mid-stream: {self.scrub(str(message))[:300]}")
         choices = event.get("choices") or []
         if not isinstance(choices, list):
             raise self._unusable("an event whose choices are not a list")
@@ -564,7 +725,9 @@ class _StreamReader:
         if event.get("usage") is not None:
             self._read_usage(event["usage"])
         for choice in choices:
-            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(choice, dict):
+                raise self._unusable("a choice that is not a JSON object")
+            delta = choice.get("delta")
             content = delta.get("content") if isinstance(delta, dict) else None
             if choice.get("index", 0) == 0 and isinstance(content, str) and content:
                 self._parts.append(content)
