@@ -257,6 +257,13 @@ def _error_body(status: int, message: str, fail: Fail | None = None) -> dict[str
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
+    def server_activate(self) -> None:
+        super().server_activate()
+        # accept() never blocks the serving thread: a connection the selector saw that is gone
+        # by the accept (a client that hung up at once) would otherwise hold serve_forever, and
+        # with it shutdown(), for good (seen once in CI: a test stuck in __exit__).
+        self.socket.settimeout(0.5)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that timed out and hung up is part of the script, not a test failure.
         pass
