@@ -92,8 +92,10 @@ def reply_of(body: bytes, **kw: Any) -> Any:
     def handler(conn: socket.socket) -> None:
         conn.sendall(SSE_HEAD + body + DONE)
 
-    with Hostile(handler) as server:
-        model = OpenAIModel(model="m", api_key=KEY, base_url=server.base_url, max_retries=0)
+    with (
+        Hostile(handler) as server,
+        OpenAIModel(model="m", api_key=KEY, base_url=server.base_url, max_retries=0) as model,
+    ):
         try:
             return model.complete(MESSAGES, deadline=time.time() + 5, **kw)
         except Exception as err:
@@ -150,19 +152,27 @@ def test_ignored_usage_logged_never_carries_a_prefix_of_the_key() -> None:
 # --- 3. one call's abandon breaks another call on the same model --------------------------
 
 
-def test_an_abandoned_call_never_breaks_a_concurrent_call_on_the_same_model() -> None:
-    # Parallel candidates share one model. A's deadline abandons it and closes the model's
-    # client, which B is reading from: B's retry then hits the closed client and httpx's
-    # RuntimeError("Cannot send a request, as the client has been closed.") escapes.
-    def slow_reply(conn: socket.socket) -> None:
+def slow_reply(words: int) -> Callable[[socket.socket], None]:
+    """A healthy reply of `words` words, one every 0.1 s."""
+
+    def handler(conn: socket.socket) -> None:
         conn.sendall(SSE_HEAD)
-        for i in range(15):
+        for i in range(words):
             conn.sendall(event(completion_chunk(f"w{i} ")))
             time.sleep(0.1)
         conn.sendall(DONE)
 
-    with Hostile(slow_reply) as server:
-        model = model_at(server.base_url, timeout_seconds=60.0, max_retries=2)
+    return handler
+
+
+def test_an_abandoned_call_never_breaks_a_concurrent_call_on_the_same_model() -> None:
+    # Parallel candidates share one model. A's deadline abandons it and closes the model's
+    # client, which B is reading from: B's retry then hits the closed client and httpx's
+    # RuntimeError("Cannot send a request, as the client has been closed.") escapes.
+    with (
+        Hostile(slow_reply(15)) as server,
+        model_at(server.base_url, timeout_seconds=60.0, max_retries=2) as model,
+    ):
         box: dict[str, Any] = {}
 
         def b() -> None:
@@ -186,14 +196,7 @@ def test_a_retired_client_is_closed_by_the_last_call_using_it_and_never_before()
     # The fix for the break above must not leak instead: the client A's abandon retired is
     # closed once B, the last call on it, ends (a socket per abandoned call would pile up over
     # a long run), and not while B still reads from it.
-    def slow_reply(conn: socket.socket) -> None:
-        conn.sendall(SSE_HEAD)
-        for i in range(10):
-            conn.sendall(event(completion_chunk(f"w{i} ")))
-            time.sleep(0.1)
-        conn.sendall(DONE)
-
-    with Hostile(slow_reply) as server:
+    with Hostile(slow_reply(10)) as server:
         model = model_at(server.base_url, timeout_seconds=60.0, max_retries=0)
         first = model._shared.client
         worker = threading.Thread(
@@ -221,8 +224,10 @@ def test_an_endless_error_body_is_not_buffered_without_bound() -> None:
     head = (
         b"HTTP/1.1 500 Oops\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
     )
-    with Hostile(endless(head, b'{"error":{"message":"', enough)) as server:
-        model = model_at(server.base_url)
+    with (
+        Hostile(endless(head, b'{"error":{"message":"', enough)) as server,
+        model_at(server.base_url) as model,
+    ):
         peak, got = growth_while(
             lambda: model.complete(MESSAGES, deadline=time.time() + 4, max_tokens=10),
             enough,
@@ -249,8 +254,8 @@ def test_discover_window_survives_deeply_nested_json() -> None:
     def deep(conn: socket.socket) -> None:
         conn.sendall(json_200(b"[" * 100_000 + b"]" * 100_000))
 
-    with Hostile(deep) as server:
-        _, got = outcome(model_at(server.base_url).discover_window)
+    with Hostile(deep) as server, model_at(server.base_url) as model:
+        _, got = outcome(model.discover_window)
     assert not isinstance(got, BaseException), repr(got)
 
 
@@ -262,8 +267,8 @@ def test_discover_window_is_brief_against_a_slowloris_endpoint() -> None:
             conn.sendall(bytes([byte]))
             time.sleep(0.5)
 
-    with Hostile(slowloris) as server:
-        elapsed, got = outcome(model_at(server.base_url).discover_window, wait=7.0)
+    with Hostile(slowloris) as server, model_at(server.base_url) as model:
+        elapsed, got = outcome(model.discover_window, wait=7.0)
     assert not isinstance(got, TimeoutError), f"still asking after {elapsed:.1f} s"
 
 
@@ -274,8 +279,10 @@ def test_discover_window_does_not_buffer_an_endless_body() -> None:
     head = (
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
     )
-    with Hostile(endless(head, b'{"data":"', enough)) as server:
-        model = model_at(server.base_url)
+    with (
+        Hostile(endless(head, b'{"data":"', enough)) as server,
+        model_at(server.base_url) as model,
+    ):
         peak, got = growth_while(model.discover_window, enough, limit=300_000_000)
     assert peak < 300_000_000, f"RSS grew {peak / 1e6:.0f} MB on a discovery answer: {got!r}"
 
@@ -313,8 +320,6 @@ def test_an_error_status_whose_body_breaks_off_is_model_unreachable(status: byte
             b"transfer-encoding: chunked\r\n\r\n" + chunk(b'{"error":{"message":"')
         )
 
-    with Hostile(cut) as server:
-        _, got = outcome(
-            lambda: model_at(server.base_url).complete(MESSAGES, deadline=time.time() + 5)
-        )
+    with Hostile(cut) as server, model_at(server.base_url) as model:
+        _, got = outcome(lambda: model.complete(MESSAGES, deadline=time.time() + 5))
     assert isinstance(got, ModelUnreachable), repr(got)
