@@ -259,9 +259,10 @@ class _Server(ThreadingHTTPServer):
 
     def server_activate(self) -> None:
         super().server_activate()
-        # accept() never blocks the serving thread: a connection the selector saw that is gone
-        # by the accept (a client that hung up at once) would otherwise hold serve_forever, and
-        # with it shutdown(), for good (seen once in CI: a test stuck in __exit__).
+        # accept() never blocks the serving thread: a connection the selector saw that another
+        # thread accepted first would otherwise hold serve_forever, and with it shutdown(), for
+        # good (seen in CI: a test's leftover accept thread on a reused descriptor; those
+        # threads are now stopped before their socket closes, tests/listening.py).
         self.socket.settimeout(0.5)
 
     def handle_error(self, request: Any, client_address: Any) -> None:

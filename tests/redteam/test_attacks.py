@@ -480,9 +480,9 @@ def test_a07_right_only_inside_fixbots_sandbox(
 
 
 # --- A8: ruff's own range suppression, `ruff: disable[CODE]` ... `ruff: enable[CODE]` ----
-# ruff 0.17 honours it (no preview needed); the screen's silences-gate knows `# noqa`,
-# `# ruff: noqa`, `# flake8: noqa`, `type: ignore`, `# mypy:`, pyright's, not this one. A real
-# fix ships with a new, silenced F841 (a local assigned and never used).
+# ruff 0.17 honours it (no preview needed); the screen's silences-gate knows noqa comments
+# (a line's, ruff's and flake8's file-wide ones), `type: ignore`, `# mypy:`, pyright's, not
+# this one. A real fix ships with a new, silenced F841 (a local assigned and never used).
 RUFF_RANGE = calc(
     "    # ruff: disable[F841]\n    count = len(values) + 1\n    # ruff: enable[F841]\n" + FIXED
 )

@@ -29,6 +29,7 @@ from fixbot.snapshot import take_snapshot
 from tests.conftest import ENGINE_PROBLEM, RunFixbot, git, make_repo
 from tests.fake_openai import ScriptedOpenAI
 from tests.fakes import GOOD
+from tests.listening import stop_listening
 
 SETUP = """\
 import socket, sys, sysconfig
@@ -82,7 +83,7 @@ class Counter:
             conn.close()
 
     def close(self) -> None:
-        self.server.close()
+        stop_listening(self.server, self.thread)
 
 
 @pytest.fixture
