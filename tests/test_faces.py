@@ -181,6 +181,8 @@ FACES: dict[str, set[str]] = {
     "fixbot.prompts": {
         "Ask",
         "Message",
+        "definitions_text",
+        "definitions_to_return",
         "diagnosis_messages",
         "failing",
         "feedback",

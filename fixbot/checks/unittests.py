@@ -37,6 +37,7 @@ _BLOCK = re.compile(
     r"(?:[^\n]*\n)??-{70}\n(?P<body>.*?)(?=^={70}$|^-{70}\nRan |\Z)",
     re.MULTILINE | re.DOTALL,
 )
+_FRAME = re.compile(r'^  File "[^"\n]*", line \d+')
 _RAN = re.compile(r"^Ran (?P<count>\d+) tests? in [\d.]+s\n\n(?P<end>OK|FAILED|NO TESTS RAN)", re.M)
 _OUTCOMES: dict[str, TestOutcome] = {
     "ok": "passed",
@@ -128,7 +129,8 @@ def _outcomes(output: str) -> dict[str, CaseResult]:
 
 
 def _add_failures(output: str, tests: dict[str, CaseResult]) -> None:
-    """The message (the traceback's last line) and the traceback of each FAIL/ERROR block."""
+    """The message (the exception's text, `_raised`) and the traceback of each FAIL/ERROR
+    block."""
     for block in _BLOCK.finditer(output):
         test = test_id(block["name"], block["dotted"])
         if test not in tests and block["name"] in _FIXTURES:  # reported in the blocks only
@@ -138,6 +140,19 @@ def _add_failures(output: str, tests: dict[str, CaseResult]) -> None:
         if case is None or case["outcome"] not in FAILING or case["detail"]:
             continue
         body = block["body"].strip("\n")
-        lines = [line for line in body.splitlines() if line.strip()]
-        case["message"] = (lines[-1] if lines else block["kind"])[:MESSAGE_CAP]
+        case["message"] = _raised(body, block["kind"])[:MESSAGE_CAP]
         case["detail"] = body[-DETAIL_CAP:]
+
+
+def _raised(body: str, kind: str) -> str:
+    """What the traceback says was raised: the text after its last frame (the exception's
+    line and what follows it: an `assertEqual`'s differences start on the next lines), else its
+    last line."""
+    lines = [line for line in body.splitlines() if line.strip()]
+    frames = [i for i, line in enumerate(lines) if _FRAME.match(line)]
+    if not frames:
+        return lines[-1] if lines else kind
+    at = frames[-1] + 1
+    while at < len(lines) and lines[at][:1].isspace():  # the frame's source line and marks
+        at += 1
+    return "\n".join(lines[at:]) or lines[-1]

@@ -3,8 +3,9 @@ temperature its variation asks at, the reply reserve, and the conversation built
 the model's context window leaves.
 
 A failure that names one small source file asks for that file whole ("reply with the complete
-corrected `solution.py` in one ```python block"): the edit format a small model follows. Any
-other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
+corrected `solution.py` in one ```python block"): the edit format a small model follows. One
+too large to come back whole asks for its definitions that the failure names, each whole
+(prompts/returned.py). Any other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
 first whole-file prompt is short (the failing tests with their evidence, and the file); a
 retry, or a failing check that is not a test run, shows what the tests check (their assert
 lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
@@ -49,16 +50,18 @@ def plan_for(
     file (its reply reserve sized to it), else a diff; the temperature and prompt shape its
     variation asks at (`stuck.asked_at`), unless given (a parallel candidate's)."""
     at = asked_at(Stuck(state["strikes"], state["variation"]), deps.config.sampling.temperatures)
-    file = prompts.file_to_return(
-        baseline_of(state),
-        deps.snapshot.tree,
-        deps.files,
-        protected=deps.snapshot.manifest,
-        reply_tokens=model.window.reply_tokens,
-    )
+    where = (baseline_of(state), deps.snapshot.tree, deps.files)
+    protected, room = deps.snapshot.manifest, model.window.reply_tokens
+    file = prompts.file_to_return(*where, protected=protected, reply_tokens=room)
+    definitions: tuple[str, ...] = ()
+    if not file:
+        found = prompts.definitions_to_return(*where, protected=protected, reply_tokens=room)
+        file, definitions = found
     reply_tokens = MAX_REPLY_TOKENS
-    if file:  # room for the file once and a half, and a sentence: not for rambling on
+    if file:  # room for the code once and a half, and a sentence: not for rambling on
         text = read_inside(deps.snapshot.tree, file) or ""
+        if definitions:
+            text = prompts.definitions_text(text, definitions)
         reply_tokens = min(MAX_REPLY_TOKENS, estimate_tokens(text) * 3 // 2 + WHOLE_FILE_PROSE)
     # The first prompt is short: the failing tests, what they said, and the code; a retry
     # lists what the tests check too, as the read-only specification (another prompt shape,
@@ -68,7 +71,13 @@ def plan_for(
     spec = number > 1 or not file or not all(prompts.names_a_test(t) for t in failing)
     # A whole file is always asked afresh: shown its last reply, a small model sends it again
     # (the feedback shows what that reply changed, as a diff).
-    shape = Ask("whole_file" if file else "diff", file, at.history and not file, spec)
+    shape = Ask(
+        ("definitions" if definitions else "whole_file") if file else "diff",
+        file,
+        at.history and not file,
+        spec,
+        definitions=definitions,
+    )
     # Every second attempt on a whole file rewrites the failing functions' bodies from their
     # specification (every assertion of the failing tests listed: where no docstring or comment
     # says what the function does, they are all of it); the first rewrite is a new prompt, so
@@ -77,11 +86,11 @@ def plan_for(
     last = state["attempts"][-1]["problems"] if state["attempts"] else []
     refused = any(problem.startswith("policy ") for problem in last)
     even = bool(file) and number % 2 == 0 and deps.config.sampling.rewrite and not refused
-    rewrite = (
-        prompts.rewritable(baseline_of(state), deps.snapshot.tree, deps.files, file) if even else ()
-    )
+    rewrite = prompts.rewritable(*where, file) if even else ()
+    if definitions:  # only what the reply sends back is written anew
+        rewrite = tuple(name for name in rewrite if name in definitions)
     if rewrite:
-        shape = Ask("whole_file", file, history=False, spec=True, rewrite=rewrite)
+        shape = replace(shape, history=False, spec=True, rewrite=rewrite)
         if number == 2:
             at = replace(at, temperature=deps.config.sampling.temperatures[0])
     return Plan(shape, at.temperature if temperature is None else temperature, reply_tokens)

@@ -6,7 +6,6 @@ here only chooses what goes in and how much of it fits.
 
 from __future__ import annotations
 
-from fixbot.prompts.excerpts import file_to_return
 from fixbot.prompts.failures import failing
 from fixbot.prompts.messages import (
     Ask,
@@ -16,6 +15,7 @@ from fixbot.prompts.messages import (
     resume_note,
     task_messages,
 )
+from fixbot.prompts.returned import definitions_text, definitions_to_return, file_to_return
 from fixbot.prompts.review import read_verdict, review_messages
 from fixbot.prompts.rewrite import rewritable
 from fixbot.prompts.sources import names_a_test
@@ -23,6 +23,8 @@ from fixbot.prompts.sources import names_a_test
 __all__ = [
     "Ask",
     "Message",
+    "definitions_text",
+    "definitions_to_return",
     "diagnosis_messages",
     "failing",
     "feedback",

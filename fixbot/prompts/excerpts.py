@@ -20,6 +20,7 @@ lessons and the hint are the caller's: TEMPLATE_TOKENS keeps room for the templa
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TypedDict
@@ -50,8 +51,6 @@ EXCERPTED_TESTS = 10  # the first failing tests whose source and tracebacks' lin
 DETAILS_SHOWN = 5  # tracebacks shown, of the first failing tests
 OMITTED_SHOWN = 20
 MAP_FILE_BYTES = 256_000
-WHOLE_REPLY_CHARS = 6_000  # a file under repair this small may be asked for whole
-REPLY_PROSE_TOKENS = 200  # a whole-file reply's sentence before its block
 CHECKS_SHOWN = 20  # of the tests' assert lines, for a whole-file ask
 MAP_FILES_PARSED = 1_000
 MAP_NAMES = 20
@@ -127,44 +126,35 @@ def prompt_values(
 
 
 def assert_lines(tests: Sequence[Excerpt], shown: int = CHECKS_SHOWN) -> list[str]:
-    """The `assert` lines of the tests' excerpts, once each, as text: what the tests check,
+    """The assertions of the tests' excerpts (`assert` statements, and unittest's
+    `self.assert...(...)` calls, each on one line), once each, as text: what the tests check,
     for a model that copies a test's source when it is shown as code."""
     found: dict[str, None] = {}
     for excerpt in tests:
-        for line in excerpt["text"].splitlines():
-            text = line.strip()
-            if text.startswith("assert "):
-                found.setdefault(one_line(text))
+        found.update(dict.fromkeys(_assertions(excerpt["text"])))
     return list(found)[:shown]
 
 
-def file_to_return(
-    check: CheckResult,
-    tree: Path,
-    files: Sequence[str],
-    *,
-    protected: Mapping[str, str],
-    reply_tokens: int,
-) -> str:
-    """The one source file the failing tests' tracebacks and imports name, when it is small
-    enough to come back whole in a reply of `reply_tokens` (with a sentence before it); ""
-    when they name none, several, or a larger one: then a diff is asked for."""
-    ids = failing_tests(check)[:EXCERPTED_TESTS]
-    sources = Sources(tree, set(files))
-    named = dict.fromkeys(
-        span.path
-        for span in code_spans(check, ids, sources, findings_shown=0)
-        if span.path not in protected and not is_test(span.path)
-    )
-    if len(named) != 1:
-        return ""
-    path = next(iter(named))
-    source = sources.get(path)
-    if source is None or len(source.text) > WHOLE_REPLY_CHARS:
-        return ""
-    return (
-        path if estimate_tokens(source.text) * 5 // 4 + REPLY_PROSE_TOKENS <= reply_tokens else ""
-    )
+ASSERTION_CHARS = 300  # an assertion longer than this is cut (its head kept)
+
+
+def _assertions(text: str) -> list[str]:
+    """`text`'s assertions in order, each as one line; the `assert` lines alone where the
+    text does not parse (an excerpt cut short)."""
+    try:
+        module = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        lines = (line.strip() for line in text.splitlines())
+        return [one_line(line) for line in lines if line.startswith("assert ")]
+    source = textwrap.dedent(text)
+    found = []
+    for node in ast.walk(module):
+        call = node.func if isinstance(node, ast.Call) else None
+        is_check = isinstance(call, ast.Attribute) and call.attr.startswith("assert")
+        if isinstance(node, ast.Assert | ast.Call) and (is_check or isinstance(node, ast.Assert)):
+            segment = ast.get_source_segment(source, node) or ""
+            found.append((node.lineno, node.col_offset, " ".join(segment.split())))
+    return [one_line(line[:ASSERTION_CHARS]) for *_, line in sorted(found) if line]
 
 
 def _as_specification(

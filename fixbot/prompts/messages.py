@@ -23,16 +23,17 @@ from fixbot.prompts.sources import Excerpt, fence
 from fixbot.records import CheckResult, FailedJob
 
 Message = dict[str, str]
-Shape = Literal["whole_file", "diff"]
+Shape = Literal["whole_file", "definitions", "diff"]
 HISTORY_SHARE = 0.5  # of the room, the most the last reply and its feedback take together
 FEEDBACK_SHARE = 0.6  # of that, the most the feedback takes (the rest for the reply)
 
 
 @dataclass(frozen=True)
 class Ask:
-    """How an attempt is asked: the edit's shape (the complete `file`, or a unified diff),
-    whether the last attempt's reply stays in the conversation (`history`) or the task is
-    asked afresh with the feedback under it, and whether the tests' source is shown."""
+    """How an attempt is asked: the edit's shape (the complete `file`, the complete
+    `definitions` of it, or a unified diff), whether the last attempt's reply stays in the
+    conversation (`history`) or the task is asked afresh with the feedback under it, and
+    whether the tests' source is shown."""
 
     shape: Shape = "diff"
     file: str = ""
@@ -40,17 +41,25 @@ class Ask:
     spec: bool = True  # the tests' source shown (else their ids, assertions and messages)
     # functions of `file` shown without their bodies, to be written anew from their specification
     rewrite: tuple[str, ...] = ()
+    # shape "definitions": what of `file` the reply sends back, each whole (`name`, `Class.name`)
+    definitions: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
-        """What the attempt records as its shape: `rewrite`, `whole_file` or `diff`."""
+        """What the attempt records as its shape: `rewrite`, `whole_file`, `definitions` or
+        `diff`."""
         return "rewrite" if self.rewrite else self.shape
 
     @property
+    def code(self) -> bool:
+        """Whether the reply is code to send back (the file, or its definitions), not a diff."""
+        return self.shape != "diff"
+
+    @property
     def short(self) -> bool:
-        """Whether the ask says what to reply before the file, as a one-shot prompt does (a
+        """Whether the ask says what to reply before the code, as a one-shot prompt does (a
         first whole-file ask, and every rewrite: a task of its own)."""
-        return self.shape == "whole_file" and (not self.spec or bool(self.rewrite))
+        return self.code and (not self.spec or bool(self.rewrite))
 
 
 class ShownLesson(Protocol):
@@ -66,7 +75,7 @@ class ShownLesson(Protocol):
 def system_message(protected_globs: Sequence[str], ask: Ask = Ask()) -> Message:
     return {
         "role": "system",
-        "content": render("system.j2", protected=list(protected_globs), shape=ask.shape),
+        "content": render("system.j2", protected=list(protected_globs), code=ask.code),
     }
 
 
@@ -101,7 +110,7 @@ def task_messages(
     task, down to its floor (every failing test id and the hint), then a shorter last reply
     and feedback."""
     system = system_message(protected_globs, ask)
-    closing = render("reply.j2", shape=ask.shape, file=ask.file)
+    closing = render("reply.j2", code=ask.code, file=ask.file, definitions=list(ask.definitions))
     reply, note = _history(previous, ask, room_tokens)
     fixed = estimate_tokens(system["content"] + reply + note) + 2 * estimate_tokens(closing)
     budget = max(0, min(budget_tokens, room_tokens - fixed))
@@ -148,16 +157,17 @@ def _task(
         files,
         protected=manifest,
         budget_tokens=max(budget // 2, budget - estimate_tokens(around)),
-        compact=ask.shape == "whole_file",
+        compact=ask.code,
         spec=ask.spec,
     )
-    if ask.shape == "whole_file":
+    if ask.code:
         if ask.rewrite:
             frames = cast(list[Excerpt], values["frames"])
             values["frames"] = [_left_out(frame, ask) for frame in frames]
         text = render(
             "task_file.j2",
             file=ask.file,
+            definitions=list(ask.definitions),
             short=ask.short,
             rewrite=list(ask.rewrite),
             hint=hint,

@@ -124,3 +124,18 @@ def test_verbose_and_buffered_where_unittest_reads_them(
     argv: tuple[str, ...], expected: list[str]
 ) -> None:
     assert unittest_argv(argv) == expected
+
+
+def test_a_failure_message_is_the_exception_with_what_follows_it(tmp_path: Path) -> None:
+    """unittest prints an assertEqual's differences on the lines after the exception's: the
+    message is all of it (the evidence a model needs), not the traceback's last line alone."""
+    lists = (
+        "import unittest\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_lists(self):\n"
+        "        self.assertEqual(\n            [1, 2, 3],\n            [1, 2, 4],\n        )\n"
+    )
+    files = {"tests/__init__.py": "", "tests/test_lists.py": lists}
+    part = read_unittest(SPEC, real_run(tmp_path, files), "unittest", 1 << 20)
+    message = part.tests["tests.test_lists.T::test_lists"]["message"]
+    assert message.startswith("AssertionError: Lists differ: [1, 2, 3] != [1, 2, 4]\n")
+    assert "First differing element 2:" in message and "\n+ [1, 2, 4]" in message

@@ -326,12 +326,17 @@ def test_a_repeat_varies_temperature_and_prompt_before_stuck_escalates(tmp_path:
     assert final["escalation"] == "stuck" and final["reason"].startswith("stuck: attempt 3 repeats")
 
 
+PADDED_CALC = CALC + "".join(
+    f"\n\ndef pad_{i}(x: int) -> int:\n    return x + {i}\n" for i in range(300)
+)
+
+
 def test_a_diff_asked_keeps_the_last_reply_in_the_conversation(tmp_path: Path) -> None:
-    big = CALC + "".join(
-        f"\n\ndef pad_{i}(x: int) -> int:\n    return x + {i}\n" for i in range(300)
-    )
+    # Too large to ask whole, and `mean` is no one definition (a method has its name too):
+    # neither the file nor its definitions can come back as code, so a diff is asked for.
+    big = PADDED_CALC + "\n\nclass Stats:\n    def mean(self) -> float:\n        return 0.0\n"
     final, model, _ = run(tmp_path, [wrong(1), GOOD], extra_files={"calc.py": big})
-    assert [a["shape"] for a in final["attempts"]] == ["diff", "diff"]  # too large to ask whole
+    assert [a["shape"] for a in final["attempts"]] == ["diff", "diff"]
     retry = model.asked[1]
     assert retry[-2] == {"role": "assistant", "content": wrong(1)}
     assert "tests.test_calc::test_mean still failed" in retry[-1]["content"]
@@ -340,6 +345,54 @@ def test_a_diff_asked_keeps_the_last_reply_in_the_conversation(tmp_path: Path) -
         .rstrip()
         .endswith("one complete ```diff block against the original files.")
     )
+
+
+FIXED_MEAN = '''def mean(values: list[float]) -> float:
+    """The arithmetic mean of a non-empty list."""
+    return sum(values) / len(values)
+'''
+
+
+def test_a_file_too_large_to_return_whole_asks_for_the_failing_function_whole(
+    tmp_path: Path,
+) -> None:
+    """A module of 300 functions does not come back whole in a reply; the function the failing
+    test uses does: it is shown, asked for as a complete definition, and put in its place."""
+    final, model, _ = run(
+        tmp_path,
+        [whole(FIXED_MEAN, "mean divides by one too many")],
+        extra_files={"calc.py": PADDED_CALC},
+    )
+    assert final["status"] == "fixed"
+    assert final["attempts"][0]["shape"] == "definitions"
+    system, task = model.asked[0]
+    assert system["content"].startswith("You are an expert Python programmer.")
+    content = task["content"]
+    assert (
+        "Reply with the complete corrected definition of `mean` from `calc.py` (the whole of "
+        "it, from its `def` line to its last line; a helper you add, beside it) in one "
+        "```python block."
+    ) in content
+    assert "return sum(values) / (len(values) + 1)" in content  # the function is shown...
+    assert "def pad_299" not in content  # ...not the file
+    applied = final["attempts"][0]["diff"]
+    assert applied.count("\n-    return") == 1 and "def pad_" not in applied
+
+
+def test_a_large_file_rewrites_only_a_function_it_asks_for(tmp_path: Path) -> None:
+    final, model, _ = run(
+        tmp_path,
+        [whole(FIXED_MEAN.replace("len(values)", "len(values) + 2")), whole(FIXED_MEAN)],
+        REWRITES,
+        extra_files={"calc.py": PADDED_CALC},
+    )
+    assert final["status"] == "fixed"
+    assert [a["shape"] for a in final["attempts"]] == ["definitions", "rewrite"]
+    _, task = model.asked[1]
+    content = task["content"]
+    assert content.startswith("`calc.py` has a bug in `mean`: its body is wrong")
+    assert "...  # the body, left out" in content and "(len(values) + 1)" not in content
+    assert "Reply with the complete corrected definition of `mean` from `calc.py`" in content
 
 
 def test_genuinely_different_failures_retry_at_a_higher_temperature_within_the_bounds(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fixbot.model.window import estimate_tokens
 from fixbot.prompts import excerpts as context
-from fixbot.prompts import sources
+from fixbot.prompts import returned, sources
 from fixbot.prompts.failures import MESSAGE_FLOOR
 from fixbot.prompts.render import render
 from fixbot.records import CaseResult, CheckResult
@@ -355,7 +355,7 @@ def test_a_package_that_reexports_is_followed_to_the_module_that_defines_the_nam
     assert any(t.startswith("lines ") and t.endswith("of pkg/core.py (1202 lines)") for t in titles)
     assert "def chunked(items, n):" in text and "def other7" not in text
     assert "pkg/__init__.py (whole file)" not in titles  # not the code under repair
-    ask = context.file_to_return(check, tmp_path, files, protected={}, reply_tokens=4000)
+    ask = returned.file_to_return(check, tmp_path, files, protected={}, reply_tokens=4000)
     assert ask == ""  # the module under repair is large: a diff, not __init__.py whole
 
 
@@ -386,7 +386,7 @@ def test_an_absolute_reexport_names_the_small_module_to_return_whole(tmp_path: P
     assert isinstance(frames, list)
     titles = [f["title"] for f in frames]
     assert titles == ["src/pkg/filesize.py (whole file)"]
-    ask = context.file_to_return(check, tmp_path, files, protected={}, reply_tokens=4000)
+    ask = returned.file_to_return(check, tmp_path, files, protected={}, reply_tokens=4000)
     assert ask == "src/pkg/filesize.py"
 
 

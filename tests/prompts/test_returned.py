@@ -1,0 +1,107 @@
+"""What a reply sends back when the file under repair is too large to come back whole: the
+definitions the failing tests' tracebacks and imports name, each whole, when each can be put
+back in its place without a guess; else a diff is asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fixbot import prompts
+from fixbot.prompts.excerpts import assert_lines
+from fixbot.prompts.returned import DEFINITIONS_CHARS
+from fixbot.prompts.sources import Excerpt
+from tests.prompts.test_excerpts import check_of, write
+
+PADS = "".join(f"\n\ndef pad_{i}(x):\n    return x + {i}\n" for i in range(400))
+SHOP = (
+    "import math\n\n\n"
+    "def total(prices):\n    return sum(prices) + 1\n\n\n"
+    "class Cart:\n    def __init__(self):\n        self.items = []\n\n"
+    "    def add(self, price):\n        self.items.append(-price)\n\n"
+    "    def count(self):\n        return len(self.items)\n"
+    "\n\nclass Till:\n    def __init__(self):\n        self.open = True\n" + PADS
+)
+TEST = (
+    "from shop import Cart, total\n\n\n"
+    "def test_total():\n    assert total([1, 2]) == 3\n\n\n"
+    "def test_cart():\n    cart = Cart()\n    cart.add(2)\n    assert cart.items == [2]\n"
+)
+PROTECTED = {"tests/test_shop.py": ""}
+
+
+def trace(*frames: tuple[str, int, str]) -> str:
+    lines = ["Traceback (most recent call last):"]
+    lines += [f'  File "/workspace/{path}", line {line}, in {name}' for path, line, name in frames]
+    return "\n".join([*lines, "AssertionError"])
+
+
+def line_of(text: str, needle: str) -> int:
+    return text.splitlines().index(needle) + 1
+
+
+def asked(tree: Path, files: list[str], **tests: tuple[str, str]) -> tuple[str, tuple[str, ...]]:
+    check = check_of({f"tests.test_shop::{name}": value for name, value in tests.items()})
+    return prompts.definitions_to_return(check, tree, files, protected=PROTECTED, reply_tokens=2048)
+
+
+def test_the_functions_a_large_files_tracebacks_name_are_asked_for_whole(tmp_path: Path) -> None:
+    files = write(tmp_path, {"shop.py": SHOP, "tests/test_shop.py": TEST})
+    bug = line_of(SHOP, "        self.items.append(-price)")
+    detail = trace(("tests/test_shop.py", 11, "test_cart"), ("shop.py", bug, "add"))
+    # The method the traceback names (its class's name with it: `add` is defined once), then
+    # what the failing tests use by name, nearest the raise first; not the whole class.
+    found = asked(tmp_path, files, test_cart=("AssertionError", detail))
+    assert found == ("shop.py", ("Cart.add",))
+    found = asked(
+        tmp_path, files, test_cart=("AssertionError", detail), test_total=("assert 4 == 3", "")
+    )
+    assert found == ("shop.py", ("Cart.add", "total"))
+    assert (
+        prompts.file_to_return(
+            check_of({"tests.test_shop::test_total": ("assert 4 == 3", "")}),
+            tmp_path,
+            files,
+            protected=PROTECTED,
+            reply_tokens=2048,
+        )
+        == ""
+    )  # the file itself is too large to come back whole
+
+
+def test_a_method_whose_name_two_classes_define_is_not_asked_for(tmp_path: Path) -> None:
+    files = write(tmp_path, {"shop.py": SHOP, "tests/test_shop.py": TEST})
+    init = line_of(SHOP, "        self.items = []")
+    detail = trace(("tests/test_shop.py", 10, "test_cart"), ("shop.py", init, "__init__"))
+    # Cart.__init__ and Till.__init__: a reply's `def __init__` could be either.
+    assert asked(tmp_path, files, test_other=("AssertionError", detail)) == ("", ())
+
+
+def test_two_files_or_too_much_code_ask_for_a_diff(tmp_path: Path) -> None:
+    other = "def helper():\n    return 1\n" + PADS
+    files = write(tmp_path, {"shop.py": SHOP, "other.py": other, "tests/test_shop.py": TEST})
+    detail = trace(("shop.py", 5, "total"), ("other.py", 2, "helper"))
+    assert asked(tmp_path, files, test_total=("AssertionError", detail)) == ("", ())
+    huge = SHOP.replace(
+        "    return sum(prices) + 1\n",
+        f"    {'x = 1; ' * (DEFINITIONS_CHARS // 7)}\n    return sum(prices) + 1\n",
+    )
+    files = write(tmp_path, {"shop.py": huge, "other.py": ""})
+    assert asked(tmp_path, files, test_total=("assert 4 == 3", "")) == ("", ())
+
+
+def test_unittest_assertions_are_what_the_tests_check_each_on_one_line() -> None:
+    text = (
+        "    def test_repeat(self):\n"
+        "        self.assertEqual(\n"
+        "            list(mi.partial_product(iter('abc'), repeat=2)),\n"
+        "            list(mi.partial_product('abc', repeat=2)),\n"
+        "        )\n"
+        "        assert mi.first([1]) == 1\n"
+        "        self.helper(1)\n"
+    )
+    excerpt = Excerpt(title="t", text=text, fence="```", path="tests/test_more.py", whole=False)
+    assert assert_lines([excerpt]) == [
+        "self.assertEqual( list(mi.partial_product(iter('abc'), repeat=2)), "
+        "list(mi.partial_product('abc', repeat=2)), )",
+        "assert mi.first([1]) == 1",
+    ]
