@@ -28,13 +28,16 @@ from typing import TypeGuard
 Reader = Callable[[str], str | None]
 
 
-def owned_parts(body: str, files: Sequence[str], read: Reader) -> list[tuple[str, str]]:
+def owned_parts(
+    body: str, files: Sequence[str], read: Reader, asked: Sequence[str] = ()
+) -> list[tuple[str, str]]:
     """The files a block that names no file is for, and the part of it for each: the one
     Python file defining all its functions and classes (its tries, `test*`, aside) takes the
     whole block; else each definition goes to the one file defining it (a small model sends
     the test's helpers and the fixed function in one block), a new one (a helper) with the
     definition after it, and the block's imports with every part. [] when a definition is
-    defined by several files, or none of them by any."""
+    defined by several files, or none of them by any. `asked`: the definitions the reply was
+    asked for (`Class.method`), which place a method several classes define (`_methods`)."""
     body = _dedented(body)
     try:
         tree = ast.parse(body)
@@ -44,7 +47,7 @@ def owned_parts(body: str, files: Sequence[str], read: Reader) -> list[tuple[str
     names = {n for n in spans if not n.startswith("test")} or set(spans)
     if not names:
         return []
-    defined = _defined_in(files, read, set(spans))
+    defined = _defined_in(files, read, set(spans), asked)
     every = [path for path, found in defined.items() if names <= found]
     if len(every) == 1:
         return [(every[0], body)]
@@ -76,8 +79,11 @@ def owned_parts(body: str, files: Sequence[str], read: Reader) -> list[tuple[str
     ]
 
 
-def _defined_in(files: Sequence[str], read: Reader, names: set[str]) -> dict[str, set[str]]:
-    """The top-level definitions of each Python file that defines any of `names`."""
+def _defined_in(
+    files: Sequence[str], read: Reader, names: set[str], asked: Sequence[str]
+) -> dict[str, set[str]]:
+    """The top-level definitions of each Python file that defines any of `names` (and the
+    methods a block's definition replaces there, `_methods`)."""
     found: dict[str, set[str]] = {}
     for path in files:
         text = read(path) if path.endswith(".py") else None
@@ -87,7 +93,7 @@ def _defined_in(files: Sequence[str], read: Reader, names: set[str]) -> dict[str
             tree = ast.parse(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
-        found[path] = (set(_definitions(tree)) | set(_unique_methods(tree))) & names
+        found[path] = (set(_definitions(tree)) | set(_methods(tree, asked))) & names
     return {path: names_in for path, names_in in found.items() if names_in}
 
 
@@ -101,13 +107,15 @@ def _attach_new(owners: dict[str, str | None], order: list[str]) -> None:
         owners[name] = (after or before[::-1] or [None])[0]
 
 
-def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str | None:
+def replace_definitions(
+    content: str, body: str, own: Sequence[str] = (), asked: Sequence[str] = ()
+) -> str | None:
     """content with body's top-level definitions put in place of the same-named ones (new
     ones before them), or the body itself when it is the whole file; None when body is
     neither (loose statements, or nothing the file defines). `own`: the file's own module
     names; a body importing from its own module (a line copied from the test) loses it, and
     (but in a test module) so do the asserts, calls, test functions and `__main__` block it
-    adds to try itself."""
+    adds to try itself. `asked`: the definitions the reply was asked for (`_methods`)."""
     try:
         old_tree = ast.parse(content)
         body = _dedented(body)
@@ -127,7 +135,7 @@ def replace_definitions(content: str, body: str, own: Sequence[str] = ()) -> str
     whole = loose or _statements(old_tree) <= _statements(new_tree)
     if set(old_defs) <= set(new_defs) and whole and not partial:
         return _with_imports(body, new_tree, old_tree, content)  # the whole file
-    methods = _unique_methods(old_tree)
+    methods = _methods(old_tree, asked)
     as_methods = [n for n in new_defs if n not in old_defs and n in methods]
     if loose or not (set(new_defs) & set(old_defs) or as_methods):
         return None
@@ -219,8 +227,11 @@ def _defined_twice(node: ast.ClassDef) -> set[str]:
     return {name for name in names if names.count(name) > 1}
 
 
-def _unique_methods(tree: ast.Module) -> dict[str, _Method]:
-    """The methods defined in exactly one top-level class, and by no top-level definition."""
+def _methods(tree: ast.Module, asked: Sequence[str] = ()) -> dict[str, _Method]:
+    """The method a function of a block replaces, by name: the one a single top-level class
+    defines, or, where several classes define the name, the one of the class the reply was
+    asked for (`Class.name` in `asked`: the ask named the class, the reply the method); never
+    a name a top-level definition has, nor one a class defines twice."""
     found: dict[str, list[_Method]] = {}
     twice: set[str] = set()
     for node in tree.body:
@@ -229,11 +240,12 @@ def _unique_methods(tree: ast.Module) -> dict[str, _Method]:
             for name, method in _members(node).items():
                 found.setdefault(name, []).append(method)
     top = set(_definitions(tree))
-    return {
-        n: methods[0]
-        for n, methods in found.items()
-        if len(methods) == 1 and n not in top and n not in twice
-    }
+    chosen: dict[str, _Method] = {}
+    for name, methods in found.items():
+        named = [m for m in methods if f"{m.owner}.{name}" in asked]
+        if name not in top and name not in twice and (len(methods) == 1 or len(named) == 1):
+            chosen[name] = methods[0] if len(methods) == 1 else named[0]
+    return chosen
 
 
 def _class_named(tree: ast.Module, name: str) -> ast.ClassDef | None:

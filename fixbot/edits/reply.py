@@ -46,9 +46,13 @@ NO_EDIT = (
 )
 
 
-def parse_reply(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch:
+def parse_reply(
+    reply: str, read: Reader, files: Sequence[str] = (), asked: Sequence[str] = ()
+) -> Patch:
     """The one canonical patch a reply asks for; DiffRejected naming every problem otherwise
-    (no edit at all, a hunk that does not apply, a block that fits no file, no change)."""
+    (no edit at all, a hunk that does not apply, a block that fits no file, no change).
+    `asked`: the definitions the reply was asked for (`Class.method`: a method sent alone
+    whose name several classes define goes to that class)."""
     text = extract_diff(reply)
     if text is not None:
         try:
@@ -57,7 +61,7 @@ def parse_reply(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch:
             problems = (_plainly("the diff does not apply", p) for p in exc.problems)
             raise DiffRejected(*problems) from exc
     try:
-        found = parse_edits(reply, read, files)
+        found = parse_edits(reply, read, files, asked)
     except DiffRejected as exc:
         problems = (_plainly("the edit does not apply", p) for p in exc.problems)
         raise DiffRejected(*problems) from exc
@@ -70,7 +74,9 @@ def _plainly(lead: str, problem: str) -> str:
     return problem if problem == NO_CHANGE else f"{lead}: {problem}"
 
 
-def parse_edits(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch | None:
+def parse_edits(
+    reply: str, read: Reader, files: Sequence[str] = (), asked: Sequence[str] = ()
+) -> Patch | None:
     """The patch the reply's other-shaped edits make, None when it holds none of them;
     DiffRejected naming each problem when it holds some that do not fit. `files` (the
     repository's) lets a code block that names no file count when its definitions are those
@@ -93,7 +99,7 @@ def parse_edits(reply: str, read: Reader, files: Sequence[str] = ()) -> Patch | 
         found_any = True
         apply_search_replace(path, search, replace, current, changes, problems)
     if not found_any:
-        found_any = _apply_blocks(text, read, files, current, changes, problems)
+        found_any = _apply_blocks(text, read, files, asked, current, changes, problems)
     if not found_any:
         return None
     if problems:
@@ -112,6 +118,7 @@ def _apply_blocks(
     text: str,
     read: Reader,
     files: Sequence[str],
+    asked: Sequence[str],
     current: Callable[[str], str | None],
     changes: dict[str, str],
     problems: list[str],
@@ -122,12 +129,12 @@ def _apply_blocks(
     for block in code_blocks(text):
         if not is_code(block):
             continue
-        for path, part in _targets(block.path, block.body, read, files):
+        for path, part in _targets(block.path, block.body, read, files, asked):
             content = current(path)
             if content is None:
                 continue
             found_any = True
-            replaced = replace_definitions(content, part, module_names(path))
+            replaced = replace_definitions(content, part, module_names(path), asked)
             if replaced is None:
                 problems.append(
                     f"{path}: the code block is neither the whole file nor complete "
@@ -148,7 +155,7 @@ def _same_code(new: str, old: str) -> bool:
 
 
 def _targets(
-    named: str | None, body: str, read: Reader, files: Sequence[str]
+    named: str | None, body: str, read: Reader, files: Sequence[str], asked: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The existing files a block is for, and its part for each: the one it names, else
     (naming none, or one that does not exist) the files that define its definitions."""
@@ -158,4 +165,4 @@ def _targets(
         return []
     if path is not None and read(path) is not None:
         return [(path, body)]
-    return owned_parts(body, files, read)
+    return owned_parts(body, files, read, asked)

@@ -32,6 +32,7 @@ def new_attempt(
     spent_usd: float,
     temperature: float | None = None,
     shape: str = "diff",
+    asked: Sequence[str] = (),
 ) -> Attempt:
     """A model's reply as the attempt in flight: nothing applied or run yet."""
     return Attempt(
@@ -49,6 +50,7 @@ def new_attempt(
         check=None,
         shape=shape,
         notes=[],
+        asked=list(asked),
     )
 
 
@@ -62,12 +64,13 @@ class Screened:
     notes: list[str]
 
 
-def screened(reply: str, state: FixState, deps: Deps) -> Screened:
-    """The canonical diff of the patch a reply asks for, or every reason to refuse it. A
-    reply that changes source files and protected ones keeps its source changes: the
+def screened(attempt: Attempt, state: FixState, deps: Deps) -> Screened:
+    """The canonical diff of the patch an attempt's reply asks for, or every reason to refuse
+    it. A reply that changes source files and protected ones keeps its source changes: the
     protected part is dropped (never applied) and named in a note for the feedback."""
+    read = reader(deps.snapshot.tree)
     try:
-        patch = parse_reply(reply, reader(deps.snapshot.tree), deps.files)
+        patch = parse_reply(attempt["reply"], read, deps.files, attempt.get("asked", []))
     except DiffRejected as exc:
         return Screened("", list(exc.problems), [])
     kept, dropped = salvage(

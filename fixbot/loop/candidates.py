@@ -40,8 +40,10 @@ def candidate(state: Slot, runtime: Runtime[Deps]) -> Update:
     asked = ask(state, deps, model, build, temperature, plan.reply_tokens)
     if isinstance(asked, Refused):
         return {"candidates": [_gathered(slot, None, asked.reason, deps)]}
-    attempt = new_attempt(number, asked.reply, asked.cost_usd, temperature, plan.ask.kind)
-    found = screened(attempt["reply"], state, deps)
+    attempt = new_attempt(
+        number, asked.reply, asked.cost_usd, temperature, plan.ask.kind, plan.ask.definitions
+    )
+    found = screened(attempt, state, deps)
     if not found.diff:
         refused: Attempt = {
             **attempt,

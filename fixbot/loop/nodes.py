@@ -102,7 +102,9 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
     if isinstance(asked, Refused):
         return {"verdict": "over_budget", "reason": asked.reason}
     reply = asked.reply
-    current = new_attempt(number, reply, asked.cost_usd, plan.temperature, plan.ask.kind)
+    current = new_attempt(
+        number, reply, asked.cost_usd, plan.temperature, plan.ask.kind, plan.ask.definitions
+    )
     return {
         "attempt": current["number"],
         "current": current,
@@ -115,7 +117,7 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
 def apply(state: FixState, runtime: Runtime[Deps]) -> Update:
     """Pure diff work: extract, locate, screen; nothing runs here."""
     current = _current(state)
-    found = screened(current["reply"], state, runtime.context)
+    found = screened(current, state, runtime.context)
     if found.diff:
         return {
             "current": {**current, "diff": found.diff, "notes": found.notes},

@@ -1,14 +1,14 @@
-"""How the next attempt is asked: the prompt's shape (the complete file, or a diff), the
-temperature its variation asks at, the reply reserve, and the conversation built for the room
-the model's context window leaves.
+"""How the next attempt is asked: the prompt's shape (the complete file, its definitions, or a
+diff), the temperature its variation asks at, the reply reserve, and the conversation built
+for the room the model's context window leaves.
 
 A failure that names one small source file asks for that file whole ("reply with the complete
 corrected `solution.py` in one ```python block"): the edit format a small model follows. One
 too large to come back whole asks for its definitions that the failure names, each whole
-(prompts/returned.py). Any other asks for a unified diff. Whatever was asked, every edit shape is accepted (edits/). The
-first whole-file prompt is short (the failing tests with their evidence, and the file); a
-retry, or a failing check that is not a test run, shows what the tests check (their assert
-lines, as read-only text) too. Every second attempt on a whole file is a rewrite ask
+(prompts/returned.py). Any other asks for a unified diff. Whatever was asked, every edit shape
+is accepted (edits/). The first code prompt is short (the failing tests with their evidence,
+and the code); a retry, or a failing check that is not a test run, shows what the tests check
+(their assertions, as read-only text) too. Every second attempt on code is a rewrite ask
 (prompts/rewrite.py): the failing functions shown without their bodies, to be written anew
 from their specification, what the tests check listed with it; the first of them at the first
 temperature (a new prompt's greedy answer), later ones at their variation's.

@@ -9,9 +9,10 @@ traceback runs through, or a failing test calls, are each a few dozen lines: sho
 asked for whole, the reply is code (what every model writes best), and fixbot places each
 definition by its name (edits/definitions.py), as it does any reply's.
 
-Only what can be placed without a guess is asked for: a top-level function, or a method whose
-name only one class of the file defines, nearest the raise first, while together they fit a
-reply. None of them, several files, or too much: a diff is asked for, as before.
+Only what can be placed without a guess is asked for: a top-level function, or a method
+(`Class.name`: a reply's `def name` goes to the class the ask named, where several classes
+define the name), nearest the raise first, while together they fit a reply. None of them,
+several files, or too much: a diff is asked for, as before.
 """
 
 from __future__ import annotations
@@ -116,22 +117,25 @@ def _fits(texts: list[str], reply_tokens: int) -> bool:
 
 
 def _placeable(module: ast.Module) -> set[str]:
-    """The names a reply's definition replaces without a guess: the top-level functions, and
-    the methods whose name one class alone defines, once (a property's getter and setter, or
-    two classes' `__init__`, are no one method)."""
-    functions = [n.name for n in module.body if isinstance(n, _Function)]
-    methods = [
-        (node.name, item.name)
-        for node in module.body
-        if isinstance(node, ast.ClassDef)
-        for item in node.body
-        if isinstance(item, _Function)
-    ]
-    names = functions + [name for _, name in methods]  # a name defined twice is no one definition
-    once = {name for name in names if names.count(name) == 1}
-    return {name for name in functions if name in once} | {
-        f"{owner}.{name}" for owner, name in methods if name in once
-    }
+    """The definitions a reply's function replaces without a guess: a top-level function
+    defined once, and a method of a class defined once (`Class.name`), whose name no top-level
+    definition has and no class defines twice (a property's getter and setter are no one
+    method). A method several classes define goes to the class the ask names
+    (edits/definitions.py)."""
+    top = [n.name for n in module.body if isinstance(n, _Function | ast.ClassDef)]
+    classes = [n for n in module.body if isinstance(n, ast.ClassDef) and top.count(n.name) == 1]
+    twice: set[str] = set()
+    for node in classes:
+        names = [item.name for item in node.body if isinstance(item, _Function)]
+        twice |= {name for name in names if names.count(name) > 1}
+    placeable = {n.name for n in module.body if isinstance(n, _Function) and top.count(n.name) == 1}
+    for node in classes:
+        placeable |= {
+            f"{node.name}.{item.name}"
+            for item in node.body
+            if isinstance(item, _Function) and item.name not in top and item.name not in twice
+        }
+    return placeable
 
 
 def _enclosing(module: ast.Module, line: int, placeable: set[str]) -> tuple[str, _Function] | None:

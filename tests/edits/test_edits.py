@@ -176,3 +176,34 @@ def test_a_block_naming_no_file_counts_when_one_file_defines_it(tmp_path: Path) 
     both = {**FILES, "copy.py": CALC}  # two files define mean: no guess
     assert parse_edits(f"```python\n{fixed}```\n", both.get, list(both)) is None
     assert parse_edits(f"```python\n{fixed}```\n", read) is None  # no file list: no guess
+
+
+SHAPES = """class Square:
+    def __init__(self, side: float) -> None:
+        self.side = side
+
+    def area(self) -> float:
+        return self.side * self.side
+
+
+class Circle:
+    def __init__(self, radius: float) -> None:
+        self.radius = -radius
+"""
+
+
+def test_a_method_several_classes_define_goes_to_the_class_the_ask_named(tmp_path: Path) -> None:
+    """`def __init__` alone could be Square's or Circle's: no guess, unless the reply was
+    asked for `Circle.__init__`, which places it there (at the class's indentation)."""
+    files = {"shapes.py": SHAPES}
+    fixed = "def __init__(self, radius: float) -> None:\n    self.radius = radius\n"
+    reply = f"```python\n{fixed}```\n"
+    assert parse_edits(reply, files.get, list(files)) is None  # no file it fits: no edit
+    patch = parse_edits(reply, files.get, list(files), asked=["Circle.__init__"])
+    assert patch is not None and patch.paths == ("shapes.py",)
+    changed = [line for line in patch.diff.splitlines()[3:] if line[:1] in "+-"]
+    assert changed == ["-        self.radius = -radius", "+        self.radius = radius"]
+    # A class the ask did not name, or two it named, place nothing.
+    assert parse_edits(reply, files.get, list(files), asked=["Square.area"]) is None
+    both = ["Square.__init__", "Circle.__init__"]
+    assert parse_edits(reply, files.get, list(files), asked=both) is None

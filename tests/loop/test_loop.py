@@ -332,9 +332,10 @@ PADDED_CALC = CALC + "".join(
 
 
 def test_a_diff_asked_keeps_the_last_reply_in_the_conversation(tmp_path: Path) -> None:
-    # Too large to ask whole, and `mean` is no one definition (a method has its name too):
-    # neither the file nor its definitions can come back as code, so a diff is asked for.
-    big = PADDED_CALC + "\n\nclass Stats:\n    def mean(self) -> float:\n        return 0.0\n"
+    # Too large to ask whole, and `mean` alone is past what a reply sends back (a long string
+    # in its body): neither the file nor its definitions come back as code; a diff is asked.
+    last = "    return sum(values) / (len(values) + 1)\n"
+    big = PADDED_CALC.replace(last, last + '    _unused = "' + "x" * 7000 + '"\n')
     final, model, _ = run(tmp_path, [wrong(1), GOOD], extra_files={"calc.py": big})
     assert [a["shape"] for a in final["attempts"]] == ["diff", "diff"]
     retry = model.asked[1]
@@ -365,6 +366,7 @@ def test_a_file_too_large_to_return_whole_asks_for_the_failing_function_whole(
     )
     assert final["status"] == "fixed"
     assert final["attempts"][0]["shape"] == "definitions"
+    assert final["attempts"][0]["asked"] == ["mean"]  # what places a method the reply sends
     system, task = model.asked[0]
     assert system["content"].startswith("You are an expert Python programmer.")
     content = task["content"]

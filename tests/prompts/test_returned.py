@@ -68,11 +68,26 @@ def test_the_functions_a_large_files_tracebacks_name_are_asked_for_whole(tmp_pat
     )  # the file itself is too large to come back whole
 
 
-def test_a_method_whose_name_two_classes_define_is_not_asked_for(tmp_path: Path) -> None:
+def test_a_method_two_classes_define_is_asked_for_with_its_class(tmp_path: Path) -> None:
     files = write(tmp_path, {"shop.py": SHOP, "tests/test_shop.py": TEST})
     init = line_of(SHOP, "        self.items = []")
     detail = trace(("tests/test_shop.py", 10, "test_cart"), ("shop.py", init, "__init__"))
-    # Cart.__init__ and Till.__init__: a reply's `def __init__` could be either.
+    # Cart.__init__ and Till.__init__: the ask names the class, the reply's `def __init__` goes
+    # there (tests/edits/test_edits.py).
+    found = asked(tmp_path, files, test_other=("AssertionError", detail))
+    assert found == ("shop.py", ("Cart.__init__",))
+
+
+def test_a_name_a_class_defines_twice_is_never_asked_for(tmp_path: Path) -> None:
+    twice = SHOP.replace(
+        "    def count(self):",
+        "    @property\n    def size(self):\n        return 0\n\n"
+        "    @size.setter\n    def size(self, value):\n        self.items = value\n\n"
+        "    def count(self):",
+    )
+    files = write(tmp_path, {"shop.py": twice, "tests/test_shop.py": TEST})
+    setter = line_of(twice, "        self.items = value")
+    detail = trace(("tests/test_shop.py", 10, "test_cart"), ("shop.py", setter, "size"))
     assert asked(tmp_path, files, test_other=("AssertionError", detail)) == ("", ())
 
 
