@@ -14,6 +14,7 @@ exactly as one listed before it (the same marked line, the same evidence) says s
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from typing import TypedDict
@@ -32,6 +33,8 @@ _ADDRESS = re.compile(
 )
 _MARKED = re.compile(r"^>\s+(?P<code>\S.*)$")
 _PLACE = re.compile(r"^(?P<path>[\w./-]+\.py):(?P<line>\d+):")
+# A frame of Python's own traceback in the sandbox's workspace (where the repository is).
+_FRAME = re.compile(r'^\s*File "/workspace/(?P<path>[^"\n]+\.py)", line (?P<line>\d+), in ')
 
 
 class FailingTest(TypedDict):
@@ -56,17 +59,32 @@ def cleaned(text: str) -> str:
 
 
 def assertion(detail: str) -> str:
-    """The innermost line pytest marks with `>` in a traceback, with the place it is at."""
+    """The innermost line pytest marks with `>` in a traceback, with the place it is at; in
+    Python's own traceback (unittest's, a plain script's), the innermost frame of the
+    repository's code and its line."""
     lines = detail.splitlines()
     marked = [i for i, line in enumerate(lines) if _MARKED.match(line)]
     if not marked:
-        return ""
+        return _innermost_frame(lines)
     last = marked[-1]
     code = _MARKED.match(lines[last])
     shown = cleaned(code["code"].strip()) if code else ""
     place = next((m for line in lines[last + 1 :] if (m := _PLACE.match(line))), None)
     where = f"{one_line(place['path'])}:{place['line']}: " if place else ""
-    text = where + shown
+    return _capped(where + shown)
+
+
+def _innermost_frame(lines: list[str]) -> str:
+    """`path:line: code` of the last frame in the workspace that shows its line of code."""
+    found = ""
+    for frame, code in itertools.pairwise(lines):
+        place = _FRAME.match(frame)
+        if place and code.startswith("    ") and not _FRAME.match(code):
+            found = f"{one_line(place['path'])}:{place['line']}: {cleaned(code.strip())}"
+    return _capped(found)
+
+
+def _capped(text: str) -> str:
     return text if len(text) <= ASSERTION_CHARS else text[: ASSERTION_CHARS - 1] + "…"
 
 

@@ -240,3 +240,20 @@ def test_a_check_that_is_not_a_test_run_shows_its_output_tail_once() -> None:
     assert told["detail"] == ""
     # A test's traceback is not its evidence: the message and the marked line say it.
     assert evidence(ID, check_of({ID: (MESSAGE, DETAIL)})["tests"][ID]) == cleaned(MESSAGE)
+
+
+def test_in_pythons_own_traceback_the_innermost_workspace_frame_is_where_it_failed() -> None:
+    """unittest's tracebacks have no `>` marks: the innermost frame of the repository's code
+    (the sandbox's /workspace), not the standard library's, is where it failed."""
+    detail = (
+        "Traceback (most recent call last):\n"
+        '  File "/workspace/tests/test_more.py", line 41, in test_iterator_input\n'
+        "    mi.product_index(iter([1]), iter([1, 2]))\n"
+        '  File "/workspace/more_itertools/more.py", line 4334, in product_index\n'
+        "    if len(element) != len(args):\n"
+        "       ^^^^^^^^^^^^\n"
+        '  File "/usr/lib/python3.11/functools.py", line 12, in wrapper\n'
+        "    return f()\n"
+        "TypeError: object of type 'list_iterator' has no len()"
+    )
+    assert assertion(detail) == "more_itertools/more.py:4334: if len(element) != len(args):"
