@@ -153,7 +153,8 @@ def _assertions(text: str) -> list[str]:
         is_check = isinstance(call, ast.Attribute) and call.attr.startswith("assert")
         if isinstance(node, ast.Assert | ast.Call) and (is_check or isinstance(node, ast.Assert)):
             segment = ast.get_source_segment(source, node) or ""
-            found.append((node.lineno, node.col_offset, " ".join(segment.split())))
+            one = " ".join(line.strip() for line in segment.splitlines())  # a line's text kept
+            found.append((node.lineno, node.col_offset, one))
     return [one_line(line[:ASSERTION_CHARS]) for *_, line in sorted(found) if line]
 
 

@@ -111,12 +111,12 @@ def test_unittest_assertions_are_what_the_tests_check_each_on_one_line() -> None
         "            list(mi.partial_product(iter('abc'), repeat=2)),\n"
         "            list(mi.partial_product('abc', repeat=2)),\n"
         "        )\n"
-        "        assert mi.first([1]) == 1\n"
+        "        assert mi.first(['a  b']) == 'a  b'  # spaces in a string are its value\n"
         "        self.helper(1)\n"
     )
     excerpt = Excerpt(title="t", text=text, fence="```", path="tests/test_more.py", whole=False)
     assert assert_lines([excerpt]) == [
         "self.assertEqual( list(mi.partial_product(iter('abc'), repeat=2)), "
         "list(mi.partial_product('abc', repeat=2)), )",
-        "assert mi.first([1]) == 1",
+        "assert mi.first(['a  b']) == 'a  b'",
     ]
