@@ -118,7 +118,12 @@ def test_a_failing_command_check_is_asked_with_its_output_tail(
     assert run.code == 0, run.stderr
     assert statuses(run.evidence["baseline"]) == {"smoke": "failed", "tests": "passed"}
     task = server.requests[0]["messages"][-1]["content"]
-    assert "command: python smoke.py\n    exit code 1\n" in task
+    # Where it failed (the innermost frame of the repository's code in its traceback), then
+    # what it said.
+    assert (
+        "command: python smoke.py\n    failed at smoke.py:5: assert double(3) == 6, "
+        "'smoke: double(3) must be 6 (smoke-41d2)'\n    exit code 1\n"
+    ) in task
     assert "AssertionError: smoke: double(3) must be 6 (smoke-41d2)" in task  # the tail
     assert "warming up 1000" not in task  # the middle of its log elided
 

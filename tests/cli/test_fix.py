@@ -185,10 +185,12 @@ def test_a_whole_file_reply_that_also_rewrites_the_test_is_fixed_without_the_tes
     assert_untouched(repo)
 
 
-# A calc.py too large to ask for whole (a diff is asked for) and 300 more modules: a
-# repository map and a file list that take room in a prompt.
+# A calc.py too large to ask for whole, its `mean` too large to ask for alone (a string of
+# 7,000 characters in its body: a diff is asked for), and 300 more modules: a repository map
+# and a file list that take room in a prompt.
+_BUGGY = "    return sum(values) / (len(values) + 1)\n"
 LARGER = {
-    "calc.py": read_example("calc.py")
+    "calc.py": read_example("calc.py").replace(_BUGGY, _BUGGY + f"    _unused = '{'x' * 7000}'\n")
     + "".join(f"\n\ndef pad_{i}(x: int) -> int:\n    return x + {i}\n" for i in range(200)),
     **{f"pkg/mod{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(300)},
 }
