@@ -181,7 +181,6 @@ FACES: dict[str, set[str]] = {
     "fixbot.prompts": {
         "Ask",
         "Message",
-        "definitions_text",
         "definitions_to_return",
         "diagnosis_messages",
         "failing",

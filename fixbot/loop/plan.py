@@ -53,15 +53,13 @@ def plan_for(
     where = (baseline_of(state), deps.snapshot.tree, deps.files)
     protected, room = deps.snapshot.manifest, model.window.reply_tokens
     file = prompts.file_to_return(*where, protected=protected, reply_tokens=room)
+    text = (read_inside(deps.snapshot.tree, file) or "") if file else ""
     definitions: tuple[str, ...] = ()
     if not file:
         found = prompts.definitions_to_return(*where, protected=protected, reply_tokens=room)
-        file, definitions = found
+        file, definitions, text = found
     reply_tokens = MAX_REPLY_TOKENS
     if file:  # room for the code once and a half, and a sentence: not for rambling on
-        text = read_inside(deps.snapshot.tree, file) or ""
-        if definitions:
-            text = prompts.definitions_text(text, definitions)
         reply_tokens = min(MAX_REPLY_TOKENS, estimate_tokens(text) * 3 // 2 + WHOLE_FILE_PROSE)
     # The first prompt is short: the failing tests, what they said, and the code; a retry
     # lists what the tests check too, as the read-only specification (another prompt shape,

@@ -15,7 +15,7 @@ from fixbot.prompts.messages import (
     resume_note,
     task_messages,
 )
-from fixbot.prompts.returned import definitions_text, definitions_to_return, file_to_return
+from fixbot.prompts.returned import definitions_to_return, file_to_return
 from fixbot.prompts.review import read_verdict, review_messages
 from fixbot.prompts.rewrite import rewritable
 from fixbot.prompts.sources import names_a_test
@@ -23,7 +23,6 @@ from fixbot.prompts.sources import names_a_test
 __all__ = [
     "Ask",
     "Message",
-    "definitions_text",
     "definitions_to_return",
     "diagnosis_messages",
     "failing",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from fixbot.model import estimate_tokens
 from fixbot.prompts.excerpts import EXCERPTED_TESTS
@@ -81,6 +82,15 @@ def fits_a_reply(text: str, reply_tokens: int) -> bool:
     return estimate_tokens(text) * 5 // 4 + REPLY_PROSE_TOKENS <= reply_tokens
 
 
+class Definitions(NamedTuple):
+    """What of a file a reply sends back: its path, the definitions' names (`name`,
+    `Class.name`), and their text, one after another."""
+
+    file: str = ""
+    names: tuple[str, ...] = ()
+    text: str = ""
+
+
 def definitions_to_return(
     check: CheckResult,
     tree: Path,
@@ -88,15 +98,15 @@ def definitions_to_return(
     *,
     protected: Mapping[str, str],
     reply_tokens: int,
-) -> tuple[str, tuple[str, ...]]:
-    """(the one source file the failing tests' tracebacks and imports name, the definitions of
-    it to send back whole: `name` or `Class.name`), nearest the raise first, as many as fit
-    in DEFINITIONS_CHARS and a reply of `reply_tokens`; ("", ()) when they name no file or
-    several, or no definition of it that can be placed fits."""
+) -> Definitions:
+    """The one source file the failing tests' tracebacks and imports name, and the definitions
+    of it to send back whole, nearest the raise first, as many as fit in DEFINITIONS_CHARS and
+    a reply of `reply_tokens`; none when they name no file or several, or no definition of it
+    that can be placed fits."""
     sources, path, spans = _under_repair(check, tree, files, protected)
     source = sources.get(path) if path else None
     if source is None or source.module is None:
-        return "", ()
+        return Definitions()
     placeable = _placeable(source.module)
     chosen: dict[str, str] = {}
     for span in spans:
@@ -108,7 +118,9 @@ def definitions_to_return(
         if not _fits([*chosen.values(), text], reply_tokens):
             break
         chosen[name] = text
-    return (path, tuple(chosen)) if chosen else ("", ())
+    if not chosen:
+        return Definitions()
+    return Definitions(path, tuple(chosen), "\n\n".join(chosen.values()))
 
 
 def _fits(texts: list[str], reply_tokens: int) -> bool:
@@ -160,22 +172,3 @@ def _enclosing(module: ast.Module, line: int, placeable: set[str]) -> tuple[str,
 def _first_line(node: ast.stmt) -> int:
     decorators: list[ast.expr] = getattr(node, "decorator_list", [])
     return min([node.lineno, *(d.lineno for d in decorators)])
-
-
-def definitions_text(text: str, definitions: Sequence[str]) -> str:
-    """The text of `definitions` (`name`, `Class.name`) in a file's `text`, one after another:
-    what a reply sends back of it."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return ""
-    lines = text.splitlines()
-    found: list[str] = []
-    for node in module.body:
-        owned: list[tuple[ast.stmt, str]] = [(node, "")]
-        if isinstance(node, ast.ClassDef):
-            owned += [(item, f"{node.name}.") for item in node.body]
-        for item, owner in owned:
-            if isinstance(item, _Function) and owner + item.name in definitions:
-                found.append("\n".join(lines[_first_line(item) - 1 : item.end_lineno]))
-    return "\n\n".join(found)

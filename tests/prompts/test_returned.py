@@ -41,7 +41,11 @@ def line_of(text: str, needle: str) -> int:
 
 def asked(tree: Path, files: list[str], **tests: tuple[str, str]) -> tuple[str, tuple[str, ...]]:
     check = check_of({f"tests.test_shop::{name}": value for name, value in tests.items()})
-    return prompts.definitions_to_return(check, tree, files, protected=PROTECTED, reply_tokens=2048)
+    found = prompts.definitions_to_return(
+        check, tree, files, protected=PROTECTED, reply_tokens=2048
+    )
+    assert found.text.count("def ") == len(found.names)  # their text, one after another
+    return found.file, found.names
 
 
 def test_the_functions_a_large_files_tracebacks_name_are_asked_for_whole(tmp_path: Path) -> None:
