@@ -30,6 +30,7 @@ an edit that leaves every file as it is, is refused with NO_CHANGE. Which change
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from fixbot.edits.blocks import code_blocks, is_code
@@ -148,10 +149,17 @@ def _apply_blocks(
 
 def _same_code(new: str, old: str) -> bool:
     """Whether an edit leaves the code as it was, but for trailing whitespace and blank lines
-    at its ends: a model that sends a file back with a newline added changed nothing."""
-    return [line.rstrip() for line in new.strip("\n").splitlines()] == [
-        line.rstrip() for line in old.strip("\n").splitlines()
-    ]
+    at its ends, and star imports it adds: a model that sends a file back with a newline
+    added, or with `from typing import *` above the code as it was (a small model's habit:
+    HumanEval's files open with such lines), changed nothing. Refused, never run: a test
+    it makes pass by what a star import shadows is no fix."""
+    before = [line.rstrip() for line in old.strip("\n").splitlines()]
+    had = set(before)
+    after = [line.rstrip() for line in new.strip("\n").splitlines()]
+    return [line for line in after if line in had or not _STAR_IMPORT.match(line)] == before
+
+
+_STAR_IMPORT = re.compile(r"^from\s+[\w.]+\s+import\s+\*\s*(?:#.*)?$")
 
 
 def _targets(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.edits import DiffRejected, plan_patch
+from fixbot.edits import NO_CHANGE, DiffRejected, plan_patch
 from fixbot.edits.reply import parse_edits
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
@@ -207,3 +207,16 @@ def test_a_method_several_classes_define_goes_to_the_class_the_ask_named(tmp_pat
     assert parse_edits(reply, files.get, list(files), asked=["Square.area"]) is None
     both = ["Square.__init__", "Circle.__init__"]
     assert parse_edits(reply, files.get, list(files), asked=both) is None
+
+
+def test_star_imports_above_the_code_as_it_was_change_nothing() -> None:
+    """A small model sends the function back as it was under `from typing import *` (HumanEval's
+    files open with such lines): no change, refused as one, never run."""
+    same = CALC.split("\n\n\ndef mean")[1].split("\n\n\ndef clamp")[0]
+    star = f"```python\nfrom typing import *\nfrom collections import *\n\ndef mean{same}\n```\n"
+    with pytest.raises(DiffRejected) as refused:
+        parse_edits(star, read, list(FILES))
+    assert refused.value.problems == (NO_CHANGE,)
+    fixed = star.replace("(len(values) + 1)", "len(values)")
+    patch = parse_edits(fixed, read, list(FILES))
+    assert patch is not None and "+    return sum(values) / len(values)" in patch.diff
