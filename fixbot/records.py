@@ -212,8 +212,8 @@ class Attempt(TypedDict):
     # parts of its reply (a dropped edit of a protected test): both absent before fixbot 0.2.
     shape: NotRequired[str]
     notes: NotRequired[list[str]]
-    # The definitions of the file it was asked to send back (`name`, `Class.method`): they
-    # place a method sent alone whose name several classes define. Absent before fixbot 0.2.
+    # The definitions it was asked to send back (`path::name`, `path::Class.method`): they
+    # place a definition sent alone that several files or classes define. Absent before 0.2.
     asked: NotRequired[list[str]]
 
 

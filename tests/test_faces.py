@@ -110,6 +110,7 @@ FACES: dict[str, set[str]] = {
         "header_path",
         "hunks",
         "parse_reply",
+        "placeable",
         "plan_patch",
         "render_diff",
         "repo_path",

@@ -38,6 +38,8 @@ _BLOCK = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 _FRAME = re.compile(r'^  File "[^"\n]*", line \d+')
+_GROUP_BORDER = re.compile(r"^  ?\| ")
+_GROUP_RULE = re.compile(r"^\s*\+[-+ 0-9.]*$")
 _RAN = re.compile(r"^Ran (?P<count>\d+) tests? in [\d.]+s\n\n(?P<end>OK|FAILED|NO TESTS RAN)", re.M)
 _OUTCOMES: dict[str, TestOutcome] = {
     "ok": "passed",
@@ -148,7 +150,9 @@ def _raised(body: str, kind: str) -> str:
     """What the traceback says was raised: the text after its last frame (the exception's
     line and what follows it: an `assertEqual`'s differences start on the next lines), else its
     last line."""
-    lines = [line for line in body.splitlines() if line.strip()]
+    # An exception group's tracebacks are drawn inside `| ` borders: read them without.
+    lines = [_GROUP_BORDER.sub("", line) for line in body.splitlines()]
+    lines = [line for line in lines if line.strip() and not _GROUP_RULE.match(line)]
     frames = [i for i, line in enumerate(lines) if _FRAME.match(line)]
     if not frames:
         return lines[-1] if lines else kind

@@ -2,6 +2,7 @@
 write_changes). Loads nothing of fixbot but the exception tree.
 
     parse_reply    reply text + read access to the snapshot -> Patch, or DiffRejected
+    placeable      the definitions of a module a reply's function can replace, by name
     plan_patch     a unified diff -> Patch (hunks placed by content, never by line numbers)
     render_diff    FileChanges -> the canonical diff
     changed_paths  the paths a canonical diff changes (the one header parser)
@@ -10,6 +11,7 @@ write_changes). Loads nothing of fixbot but the exception tree.
 
 from __future__ import annotations
 
+from fixbot.edits.definitions import placeable
 from fixbot.edits.minimize import hunks, without
 from fixbot.edits.patch import (
     NO_CHANGE,
@@ -35,6 +37,7 @@ __all__ = [
     "header_path",
     "hunks",
     "parse_reply",
+    "placeable",
     "plan_patch",
     "render_diff",
     "repo_path",

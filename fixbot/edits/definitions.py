@@ -18,6 +18,7 @@ setter) is no one method: only the whole class replaces it.
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import textwrap
 import tokenize
@@ -37,7 +38,9 @@ def owned_parts(
     the test's helpers and the fixed function in one block), a new one (a helper) with the
     definition after it, and the block's imports with every part. [] when a definition is
     defined by several files, or none of them by any. `asked`: the definitions the reply was
-    asked for (`Class.method`), which place a method several classes define (`_methods`)."""
+    asked for (`path::name`, `path::Class.method`): that file takes what several define (a
+    test double's `add` beside the asked `Cart.add`), and the class named takes a method
+    several classes define (`_methods`)."""
     body = _dedented(body)
     try:
         tree = ast.parse(body)
@@ -48,14 +51,14 @@ def owned_parts(
     if not names:
         return []
     defined = _defined_in(files, read, set(spans), asked)
-    every = [path for path, found in defined.items() if names <= found]
+    every = _the_asked([path for path, found in defined.items() if names <= found], asked)
     if len(every) == 1:
         return [(every[0], body)]
     if every:
         return []
     owners: dict[str, str | None] = {}
     for name in spans:
-        having = [path for path, found in defined.items() if name in found]
+        having = _the_asked([path for path, found in defined.items() if name in found], asked)
         if len(having) > 1:
             return []
         owners[name] = having[0] if having else None
@@ -79,6 +82,71 @@ def owned_parts(
     ]
 
 
+def placeable(content: str) -> set[str]:
+    """The definitions of a module that a block's function replaces without a guess, by the
+    names an ask gives them: a top-level function defined once (`name`), and a method that
+    `_methods` places when the ask names its class (`Class.name`: a class defined once; no
+    top-level definition of the name, and no class defining it twice). Never a `test*` name:
+    sent in a block for a source file, it is taken for the reply's try of its fix."""
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    top = [node.name for node in tree.body if isinstance(node, _DEFINITION)]
+    found = {node.name for node in tree.body if _is_function(node) and top.count(node.name) == 1}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and top.count(node.name) == 1:
+            for name in _members(node):
+                method = _methods(tree, [f"{node.name}.{name}"]).get(name)
+                if method is not None and method.owner == node.name:
+                    found.add(f"{node.name}.{name}")
+    return {name for name in found if not name.rpartition(".")[2].startswith("test")}
+
+
+def free_names(content: str) -> set[str] | None:
+    """The names a module reads and never binds (not a builtin, an import, a definition, a
+    parameter or any assignment anywhere in it); None when it does not parse. A module whose
+    code reads none has no use for a name a star import would bring."""
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    bound = set(dir(builtins)) | _MODULE_NAMES
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, _DEFINITION):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound |= set(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return read - bound
+
+
+_MODULE_NAMES = {"__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__"}
+_MODULE_NAMES |= {"__builtins__", "__path__", "__annotations__", "__dict__", "__debug__"}
+
+
+def asked_of(asked: Sequence[str], path: str) -> tuple[str, ...]:
+    """The definitions asked of `path` (`name`, `Class.name`), of the asked `path::name`s."""
+    prefix = f"{path}::"
+    return tuple(entry.removeprefix(prefix) for entry in asked if entry.startswith(prefix))
+
+
+def _the_asked(paths: list[str], asked: Sequence[str]) -> list[str]:
+    """Of several files, the one the reply was asked about, when it is one of them."""
+    chosen = [path for path in paths if asked_of(asked, path)]
+    return chosen if len(paths) > 1 and len(chosen) == 1 else paths
+
+
 def _defined_in(
     files: Sequence[str], read: Reader, names: set[str], asked: Sequence[str]
 ) -> dict[str, set[str]]:
@@ -93,7 +161,8 @@ def _defined_in(
             tree = ast.parse(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
-        found[path] = (set(_definitions(tree)) | set(_methods(tree, asked))) & names
+        methods = _methods(tree, asked_of(asked, path))
+        found[path] = (set(_definitions(tree)) | set(methods)) & names
     return {path: names_in for path, names_in in found.items() if names_in}
 
 
@@ -144,11 +213,21 @@ def replace_definitions(
     imports = _new_imports(old_tree, new_tree, body)
     old = set(old_defs)
     replaced = [n for n in new_defs if n in old]
+    new_nodes = _nodes(new_tree)
+    # A new function taking `self` or `cls` beside the methods of one class is its helper
+    # method: it joins that class after them, not the module.
+    owners = {methods[n].owner for n in as_methods}
+    helpers = [
+        n
+        for n in new_defs
+        if n not in old and n not in as_methods and len(owners) == 1 and _takes_self(new_nodes[n])
+    ]
     added = [
         [*_segment(body_lines, *new_defs[n]), "\n", "\n"]
         for n in new_defs
-        if n not in old and n not in as_methods
+        if n not in old and n not in as_methods and n not in helpers
     ]
+    old_nodes = _nodes(old_tree)
     # Every span this block replaces, old line numbers: (start, stop, the lines put there).
     edits: list[tuple[int, int, list[str]]] = []
     for name in replaced:
@@ -160,11 +239,19 @@ def replace_definitions(
                 return None
             edits += merged
         else:
-            edits.append((*old_defs[name], segment))
+            start = _kept_decorators(old_nodes[name], new_nodes[name], old_defs[name][0])
+            edits.append((start, old_defs[name][1], segment))
     for name in as_methods:
         method = methods[name]
         segment = _segment(body_lines, *new_defs[name])
-        edits.append((method.start, method.stop, _reindented(segment, method.indent(lines))))
+        start = method.line if not new_nodes[name].decorator_list else method.start
+        edits.append((start, method.stop, _reindented(segment, method.indent(lines))))
+    if helpers:
+        last = max(as_methods, key=lambda n: methods[n].stop)
+        indent = methods[last].indent(lines)
+        for name in helpers:
+            segment = _reindented(_segment(body_lines, *new_defs[name]), indent)
+            edits.append((methods[last].stop, methods[last].stop, ["\n", *segment]))
     # Replace from the bottom up, so earlier line numbers stay valid.
     order = sorted(range(len(edits)), key=lambda i: (edits[i][0], i), reverse=True)
     for start, stop, segment in (edits[i] for i in order):
@@ -177,6 +264,28 @@ def replace_definitions(
         at = _import_point(old_tree)
         lines[at:at] = [f"{line}\n" for line in imports]
     return "".join(lines)
+
+
+def _nodes(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """Top-level definitions by name (the last of a name, as `_definitions` has it)."""
+    return {node.name: node for node in tree.body if isinstance(node, _DEFINITION)}
+
+
+def _kept_decorators(old: ast.stmt, new: ast.stmt, start: int) -> int:
+    """Where a replacement starts (0-based): at the old definition's `def` line, keeping its
+    decorators, when the new one has none (sent from its `def` line, as a model copies a
+    function), else at its first decorator."""
+    if getattr(new, "decorator_list", None) or not getattr(old, "decorator_list", None):
+        return start
+    return old.lineno - 1
+
+
+def _takes_self(node: ast.stmt) -> bool:
+    """Whether a function's first parameter is `self` or `cls`: a method, written alone."""
+    if not _is_function(node):
+        return False
+    params = [*node.args.posonlyargs, *node.args.args]
+    return bool(params) and params[0].arg in ("self", "cls")
 
 
 def _dedented(body: str) -> str:

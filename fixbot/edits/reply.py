@@ -34,7 +34,13 @@ import re
 from collections.abc import Callable, Sequence
 
 from fixbot.edits.blocks import code_blocks, is_code
-from fixbot.edits.definitions import module_names, owned_parts, replace_definitions
+from fixbot.edits.definitions import (
+    asked_of,
+    free_names,
+    module_names,
+    owned_parts,
+    replace_definitions,
+)
 from fixbot.edits.fences import extract_diff
 from fixbot.edits.patch import NO_CHANGE, DiffRejected, FileChange, Patch, render_diff, repo_path
 from fixbot.edits.search_replace import apply_search_replace, search_replace_blocks
@@ -52,8 +58,9 @@ def parse_reply(
 ) -> Patch:
     """The one canonical patch a reply asks for; DiffRejected naming every problem otherwise
     (no edit at all, a hunk that does not apply, a block that fits no file, no change).
-    `asked`: the definitions the reply was asked for (`Class.method`: a method sent alone
-    whose name several classes define goes to that class)."""
+    `asked`: the definitions the reply was asked for (`path::name`, `path::Class.method`: a
+    definition sent alone goes to that file, a method several classes define to that
+    class)."""
     text = extract_diff(reply)
     if text is not None:
         try:
@@ -108,7 +115,7 @@ def parse_edits(
     edited = [
         FileChange(path, originals[path], new)
         for path, new in changes.items()
-        if not _same_code(new, originals[path])
+        if not _same_code(new, originals[path], path)
     ]
     if not edited:
         raise DiffRejected(NO_CHANGE)
@@ -135,7 +142,7 @@ def _apply_blocks(
             if content is None:
                 continue
             found_any = True
-            replaced = replace_definitions(content, part, module_names(path), asked)
+            replaced = replace_definitions(content, part, module_names(path), asked_of(asked, path))
             if replaced is None:
                 problems.append(
                     f"{path}: the code block is neither the whole file nor complete "
@@ -147,19 +154,25 @@ def _apply_blocks(
     return found_any
 
 
-def _same_code(new: str, old: str) -> bool:
+def _same_code(new: str, old: str, path: str) -> bool:
     """Whether an edit leaves the code as it was, but for trailing whitespace and blank lines
-    at its ends, and star imports it adds: a model that sends a file back with a newline
-    added, or with `from typing import *` above the code as it was (a small model's habit:
-    HumanEval's files open with such lines), changed nothing. Refused, never run: a test
-    it makes pass by what a star import shadows is no fix."""
+    at its ends: a model that sends a file back with a newline added changed nothing. So are
+    star imports it adds above the code as it was (`from typing import *`, a small model's
+    habit: HumanEval's files open with such lines), where they can bring nothing the code
+    uses: a module that uses no name it does not bind, not a package's `__init__.py` (whose
+    star imports re-export), absolute imports only."""
     before = [line.rstrip() for line in old.strip("\n").splitlines()]
-    had = set(before)
     after = [line.rstrip() for line in new.strip("\n").splitlines()]
-    return [line for line in after if line in had or not _STAR_IMPORT.match(line)] == before
+    if after == before:
+        return True
+    if path.rpartition("/")[2] == "__init__.py" or free_names(old) != set():
+        return False
+    had = set(before)
+    kept = [line for line in after if line in had or not _STAR_IMPORT.match(line)]
+    return [line for line in kept if line] == [line for line in before if line]
 
 
-_STAR_IMPORT = re.compile(r"^from\s+[\w.]+\s+import\s+\*\s*(?:#.*)?$")
+_STAR_IMPORT = re.compile(r"^from\s+[A-Za-z_][\w.]*\s+import\s+\*\s*(?:#.*)?$")
 
 
 def _targets(

@@ -41,7 +41,7 @@ def candidate(state: Slot, runtime: Runtime[Deps]) -> Update:
     if isinstance(asked, Refused):
         return {"candidates": [_gathered(slot, None, asked.reason, deps)]}
     attempt = new_attempt(
-        number, asked.reply, asked.cost_usd, temperature, plan.ask.kind, plan.ask.definitions
+        number, asked.reply, asked.cost_usd, temperature, plan.ask.kind, plan.ask.asked
     )
     found = screened(attempt, state, deps)
     if not found.diff:

@@ -103,7 +103,7 @@ def generate(state: FixState, runtime: Runtime[Deps]) -> Update:
         return {"verdict": "over_budget", "reason": asked.reason}
     reply = asked.reply
     current = new_attempt(
-        number, reply, asked.cost_usd, plan.temperature, plan.ask.kind, plan.ask.definitions
+        number, reply, asked.cost_usd, plan.temperature, plan.ask.kind, plan.ask.asked
     )
     return {
         "attempt": current["number"],

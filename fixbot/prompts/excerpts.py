@@ -139,23 +139,34 @@ ASSERTION_CHARS = 300  # an assertion longer than this is cut (its head kept)
 
 
 def _assertions(text: str) -> list[str]:
-    """`text`'s assertions in order, each as one line; the `assert` lines alone where the
-    text does not parse (an excerpt cut short)."""
-    try:
-        module = ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    """`text`'s assertions in order, each as one line (one that spans lines as Python writes
+    it back: a string's value, its inner lines and spaces, kept); the `assert` lines alone
+    where the text does not parse (an excerpt cut short)."""
+    parsed = _parsed(text)
+    if parsed is None:
         lines = (line.strip() for line in text.splitlines())
         return [one_line(line) for line in lines if line.startswith("assert ")]
-    source = textwrap.dedent(text)
+    module, source = parsed
     found = []
     for node in ast.walk(module):
         call = node.func if isinstance(node, ast.Call) else None
         is_check = isinstance(call, ast.Attribute) and call.attr.startswith("assert")
         if isinstance(node, ast.Assert | ast.Call) and (is_check or isinstance(node, ast.Assert)):
-            segment = ast.get_source_segment(source, node) or ""
-            one = " ".join(line.strip() for line in segment.splitlines())  # a line's text kept
+            one_of = node.end_lineno == node.lineno
+            one = (ast.get_source_segment(source, node) or "") if one_of else ast.unparse(node)
             found.append((node.lineno, node.col_offset, one))
     return [one_line(line[:ASSERTION_CHARS]) for *_, line in sorted(found) if line]
+
+
+def _parsed(text: str) -> tuple[ast.Module, str] | None:
+    """A test's excerpt parsed, with the text parsed: dedented, or (a string in it at column
+    0 keeps it from dedenting) as the body of a class, as a method is."""
+    for source in (textwrap.dedent(text), f"class _:\n{text}"):
+        try:
+            return ast.parse(source), source
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+    return None
 
 
 def _as_specification(

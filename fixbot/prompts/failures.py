@@ -34,7 +34,7 @@ _ADDRESS = re.compile(
 _MARKED = re.compile(r"^>\s+(?P<code>\S.*)$")
 _PLACE = re.compile(r"^(?P<path>[\w./-]+\.py):(?P<line>\d+):")
 # A frame of Python's own traceback in the sandbox's workspace (where the repository is).
-_FRAME = re.compile(r'^\s*File "/workspace/(?P<path>[^"\n]+\.py)", line (?P<line>\d+), in ')
+_FRAME = re.compile(r'^\s*File "/workspace/(?P<path>[^"\n]+\.py)", line (?P<line>\d+)(?:, in |$)')
 
 
 class FailingTest(TypedDict):

@@ -51,6 +51,11 @@ class Ask:
         return "rewrite" if self.rewrite else self.shape
 
     @property
+    def asked(self) -> tuple[str, ...]:
+        """The definitions asked for, as the reply's reader takes them: `path::name`."""
+        return tuple(f"{self.file}::{name}" for name in self.definitions)
+
+    @property
     def code(self) -> bool:
         """Whether the reply is code to send back (the file, or its definitions), not a diff."""
         return self.shape != "diff"

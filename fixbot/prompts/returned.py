@@ -9,10 +9,10 @@ traceback runs through, or a failing test calls, are each a few dozen lines: sho
 asked for whole, the reply is code (what every model writes best), and fixbot places each
 definition by its name (edits/definitions.py), as it does any reply's.
 
-Only what can be placed without a guess is asked for: a top-level function, or a method
-(`Class.name`: a reply's `def name` goes to the class the ask named, where several classes
-define the name), nearest the raise first, while together they fit a reply. None of them,
-several files, or too much: a diff is asked for, as before.
+Only what can be placed without a guess is asked for (edits.placeable: a top-level function,
+or a method, `Class.name`, whose `def name` goes to the class the ask named), nearest the
+raise first, while together they fit a reply. A line that raised in nothing a reply can
+replace, several files, or too much: a diff is asked for, as before.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from fixbot.edits import placeable
 from fixbot.model import estimate_tokens
 from fixbot.prompts.excerpts import EXCERPTED_TESTS
 from fixbot.prompts.sources import Sources, Span, code_spans, is_test
@@ -107,12 +108,15 @@ def definitions_to_return(
     source = sources.get(path) if path else None
     if source is None or source.module is None:
         return Definitions()
-    placeable = _placeable(source.module)
+    names = placeable(source.text)
     chosen: dict[str, str] = {}
-    for span in spans:
-        found = _enclosing(source.module, span.line or span.choices[0][0], placeable)
-        if found is None or found[0] in chosen:
-            continue
+    for index, span in enumerate(spans):
+        found = _enclosing(source.module, span.line or span.choices[0][0], names)
+        if found is None and index == 0 and span.line:
+            return Definitions()  # the line that raised is in nothing a reply can replace
+        bare = {name.rpartition(".")[2] for name in chosen}
+        if found is None or found[0] in chosen or found[0].rpartition(".")[2] in bare:
+            continue  # two `def __init__` in one reply: neither could be placed
         name, node = found
         text = "\n".join(source.lines[_first_line(node) - 1 : node.end_lineno])
         if not _fits([*chosen.values(), text], reply_tokens):
@@ -128,43 +132,21 @@ def _fits(texts: list[str], reply_tokens: int) -> bool:
     return len(joined) <= DEFINITIONS_CHARS and fits_a_reply(joined, reply_tokens)
 
 
-def _placeable(module: ast.Module) -> set[str]:
-    """The definitions a reply's function replaces without a guess: a top-level function
-    defined once, and a method of a class defined once (`Class.name`), whose name no top-level
-    definition has and no class defines twice (a property's getter and setter are no one
-    method). A method several classes define goes to the class the ask names
-    (edits/definitions.py)."""
-    top = [n.name for n in module.body if isinstance(n, _Function | ast.ClassDef)]
-    classes = [n for n in module.body if isinstance(n, ast.ClassDef) and top.count(n.name) == 1]
-    twice: set[str] = set()
-    for node in classes:
-        names = [item.name for item in node.body if isinstance(item, _Function)]
-        twice |= {name for name in names if names.count(name) > 1}
-    placeable = {n.name for n in module.body if isinstance(n, _Function) and top.count(n.name) == 1}
-    for node in classes:
-        placeable |= {
-            f"{node.name}.{item.name}"
-            for item in node.body
-            if isinstance(item, _Function) and item.name not in top and item.name not in twice
-        }
-    return placeable
-
-
-def _enclosing(module: ast.Module, line: int, placeable: set[str]) -> tuple[str, _Function] | None:
+def _enclosing(module: ast.Module, line: int, names: set[str]) -> tuple[str, _Function] | None:
     """The top-level function, or the method of a top-level class, whose lines (decorators
     included) hold `line`, when a reply's definition can replace it."""
     for node in module.body:
         if not _first_line(node) <= line <= (node.end_lineno or node.lineno):
             continue
         if isinstance(node, _Function):
-            return (node.name, node) if node.name in placeable else None
+            return (node.name, node) if node.name in names else None
         if isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, _Function) and (
                     _first_line(item) <= line <= (item.end_lineno or item.lineno)
                 ):
                     name = f"{node.name}.{item.name}"
-                    return (name, item) if name in placeable else None
+                    return (name, item) if name in names else None
         return None
     return None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fixbot import proc
-from fixbot.checks.unittests import read_unittest, unittest_argv
+from fixbot.checks.unittests import _raised, read_unittest, unittest_argv
 from fixbot.commands.spec import CheckSpec
 from fixbot.proc import Completed
 
@@ -139,3 +139,18 @@ def test_a_failure_message_is_the_exception_with_what_follows_it(tmp_path: Path)
     message = part.tests["tests.test_lists.T::test_lists"]["message"]
     assert message.startswith("AssertionError: Lists differ: [1, 2, 3] != [1, 2, 4]\n")
     assert "First differing element 2:" in message and "\n+ [1, 2, 4]" in message
+
+
+def test_an_exception_groups_message_is_what_it_raised_not_its_border() -> None:
+    body = (
+        "  + Exception Group Traceback (most recent call last):\n"
+        '  |   File "/workspace/tests/test_eg.py", line 5, in test_group\n'
+        '  |     raise ExceptionGroup("two failed", [ValueError("bad price")])\n'
+        "  | ExceptionGroup: two failed (1 sub-exception)\n"
+        "  +-+---------------- 1 ----------------\n"
+        "    | ValueError: bad price\n"
+        "    +------------------------------------"
+    )
+    message = _raised(body, "ERROR")
+    assert message.startswith("ExceptionGroup: two failed (1 sub-exception)")
+    assert "ValueError: bad price" in message and "---" not in message

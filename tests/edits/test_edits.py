@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.edits import NO_CHANGE, DiffRejected, plan_patch
+from fixbot.edits import NO_CHANGE, DiffRejected, Patch, placeable, plan_patch
 from fixbot.edits.reply import parse_edits
 from tests.conftest import RunFixbot, make_repo
 from tests.fake_openai import ScriptedOpenAI
@@ -199,13 +199,13 @@ def test_a_method_several_classes_define_goes_to_the_class_the_ask_named(tmp_pat
     fixed = "def __init__(self, radius: float) -> None:\n    self.radius = radius\n"
     reply = f"```python\n{fixed}```\n"
     assert parse_edits(reply, files.get, list(files)) is None  # no file it fits: no edit
-    patch = parse_edits(reply, files.get, list(files), asked=["Circle.__init__"])
+    patch = parse_edits(reply, files.get, list(files), asked=["shapes.py::Circle.__init__"])
     assert patch is not None and patch.paths == ("shapes.py",)
     changed = [line for line in patch.diff.splitlines()[3:] if line[:1] in "+-"]
     assert changed == ["-        self.radius = -radius", "+        self.radius = radius"]
     # A class the ask did not name, or two it named, place nothing.
-    assert parse_edits(reply, files.get, list(files), asked=["Square.area"]) is None
-    both = ["Square.__init__", "Circle.__init__"]
+    assert parse_edits(reply, files.get, list(files), asked=["shapes.py::Square.area"]) is None
+    both = ["shapes.py::Square.__init__", "shapes.py::Circle.__init__"]
     assert parse_edits(reply, files.get, list(files), asked=both) is None
 
 
@@ -220,3 +220,92 @@ def test_star_imports_above_the_code_as_it_was_change_nothing() -> None:
     fixed = star.replace("(len(values) + 1)", "len(values)")
     patch = parse_edits(fixed, read, list(FILES))
     assert patch is not None and "+    return sum(values) / len(values)" in patch.diff
+
+
+SHOP = (
+    "class Cart:\n    def __init__(self):\n        self.items = []\n\n"
+    "    def add(self, price):\n        self.items.append(-price)\n\n"
+    "    def count(self):\n        return len(self.items)\n"
+)
+
+
+def asked_patch(reply: str, files: dict[str, str], asked: list[str]) -> Patch | None:
+    return parse_edits(f"```python\n{reply}```\n", files.get, list(files), asked)
+
+
+def test_an_asked_method_goes_to_the_file_asked_about_whatever_else_defines_it() -> None:
+    """A test double in another file defines `add` too: the bare `def add` of a reply asked
+    for shop.py's Cart.add goes to shop.py (a red team's break)."""
+    double = "class FakeCart:\n    def add(self, price):\n        pass\n"
+    files = {"shop.py": SHOP, "tests/test_shop.py": double}
+    fixed = "def add(self, price):\n    self.items.append(price)\n"
+    patch = asked_patch(fixed, files, ["shop.py::Cart.add"])
+    assert patch is not None and patch.paths == ("shop.py",)
+    assert asked_patch(fixed, files, []) is None  # not asked: two files define it, no guess
+
+
+def test_a_definition_sent_from_its_def_line_keeps_its_decorators() -> None:
+    """The ask shows a property with its decorator; a reply sent from the `def` line keeps it
+    (a red team's break: the decorator was silently dropped)."""
+    box = (
+        "import functools\n\n\nclass Box:\n    @property\n    def size(self):\n"
+        "        return -1\n\n    def other(self):\n        return 2\n\n\n"
+        "@functools.cache\ndef area():\n    return -4\n"
+    )
+    files = {"box.py": box}
+    patch = asked_patch("def size(self):\n    return 1\n", files, ["box.py::Box.size"])
+    assert patch is not None and "-    @property" not in patch.diff
+    assert "-        return -1\n+        return 1\n" in patch.diff
+    patch = asked_patch("def area():\n    return 4\n", files, ["box.py::area"])
+    assert patch is not None and "-@functools.cache" not in patch.diff
+    # A reply that sends decorators replaces them: they are part of what it sent.
+    patch = asked_patch("@functools.lru_cache\ndef area():\n    return 4\n", files, [])
+    assert patch is not None and "-@functools.cache\n+@functools.lru_cache" in patch.diff
+
+
+def test_a_helper_taking_self_beside_an_asked_method_joins_its_class() -> None:
+    fixed = (
+        "def add(self, price):\n    self.items.append(self._clean(price))\n\n\n"
+        "def _clean(self, price):\n    return abs(price)\n"
+    )
+    patch = asked_patch(fixed, {"shop.py": SHOP}, ["shop.py::Cart.add"])
+    assert patch is not None
+    assert "+    def _clean(self, price):\n+        return abs(price)\n" in patch.diff
+    assert "+def _clean" not in patch.diff
+
+
+def test_a_star_import_the_code_may_need_is_a_change() -> None:
+    """A star import counts as no change only where it can bring nothing the code uses: not
+    in a package's __init__.py (a re-export), not where the module reads a name it does not
+    bind (a NameError it fixes), not a relative one."""
+    init = {"pkg/__init__.py": '"""Package."""\n\nfrom .utils import *\n'}
+    reexport = (
+        "pkg/__init__.py\n```\n<<<<<<< SEARCH\nfrom .utils import *\n=======\n"
+        "from .core import *\nfrom .utils import *\n>>>>>>> REPLACE\n```\n"
+    )
+    patch = parse_edits(reexport, init.get, list(init))
+    assert patch is not None and "+from .core import *" in patch.diff
+    calc = {"calc.py": "def mean(values: List[float]) -> float:\n    return sum(values) / 2\n"}
+    typed = "from typing import *\n\n" + calc["calc.py"]
+    assert asked_patch(typed, calc, []) is not None  # List was read and never bound
+    solution = {"solution.py": "def add(a: int, b: int) -> int:\n    return a - b\n"}
+    with pytest.raises(DiffRejected) as refused:  # blank lines after the import: still none
+        asked_patch("from typing import *\n\n\n" + solution["solution.py"], solution, [])
+    assert refused.value.problems == (NO_CHANGE,)
+
+
+def test_what_can_be_asked_for_is_what_can_be_placed() -> None:
+    """edits.placeable, which the ask is chosen from, agrees with the reader: a class defined
+    twice, a name a class defines twice, a `test*` method are never offered."""
+    source = (
+        "class A:\n    def m(self):\n        pass\n\n    def m(self):\n        pass\n\n\n"
+        "class A:\n    pass\n\n\nclass B:\n    def m(self):\n        return 1\n\n"
+        "    def n(self):\n        return 2\n\n    def test(self, v):\n        return v\n\n\n"
+        "class C:\n    def n(self):\n        return 3\n\n\ndef f():\n    return 0\n"
+    )
+    assert placeable(source) == {"B.n", "C.n", "f"}
+    for name in sorted(placeable(source)):
+        cls, _, method = name.rpartition(".")
+        sent = f"def {method}(self):\n    return 9\n" if cls else "def f():\n    return 9\n"
+        patch = asked_patch(sent, {"m.py": source}, [f"m.py::{name}"])
+        assert patch is not None, name

@@ -366,13 +366,14 @@ def test_a_file_too_large_to_return_whole_asks_for_the_failing_function_whole(
     )
     assert final["status"] == "fixed"
     assert final["attempts"][0]["shape"] == "definitions"
-    assert final["attempts"][0]["asked"] == ["mean"]  # what places a method the reply sends
+    assert final["attempts"][0]["asked"] == ["calc.py::mean"]  # what places what it sends
     system, task = model.asked[0]
     assert system["content"].startswith("You are an expert Python programmer.")
     content = task["content"]
     assert (
         "Reply with the complete corrected definition of `mean` from `calc.py` (the whole of "
-        "it, from its `def` line to its last line; a helper you add, beside it) in one "
+        "it, from its first line, a decorator or its `def`, to its last line; a helper you add, "
+        "beside it) in one "
         "```python block."
     ) in content
     assert "return sum(values) / (len(values) + 1)" in content  # the function is shown...

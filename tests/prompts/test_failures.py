@@ -257,3 +257,19 @@ def test_in_pythons_own_traceback_the_innermost_workspace_frame_is_where_it_fail
         "TypeError: object of type 'list_iterator' has no len()"
     )
     assert assertion(detail) == "more_itertools/more.py:4334: if len(element) != len(args):"
+
+
+def test_a_syntax_error_fails_at_the_broken_line_not_the_import() -> None:
+    detail = (
+        "ImportError: Failed to import test module: tests.test_syn\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/unittest/loader.py", line 362, in _get_module_from_name\n'
+        "    __import__(name)\n"
+        '  File "/workspace/tests/test_syn.py", line 2, in <module>\n'
+        "    from pkg import broken\n"
+        '  File "/workspace/pkg/broken.py", line 1\n'
+        "    def f(:\n"
+        "          ^\n"
+        "SyntaxError: invalid syntax"
+    )
+    assert assertion(detail) == "pkg/broken.py:1: def f(:"

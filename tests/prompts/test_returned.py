@@ -120,7 +120,61 @@ def test_unittest_assertions_are_what_the_tests_check_each_on_one_line() -> None
     )
     excerpt = Excerpt(title="t", text=text, fence="```", path="tests/test_more.py", whole=False)
     assert assert_lines([excerpt]) == [
-        "self.assertEqual( list(mi.partial_product(iter('abc'), repeat=2)), "
-        "list(mi.partial_product('abc', repeat=2)), )",
+        "self.assertEqual(list(mi.partial_product(iter('abc'), repeat=2)), "
+        "list(mi.partial_product('abc', repeat=2)))",
         "assert mi.first(['a  b']) == 'a  b'",
     ]
+
+
+def test_what_the_tests_check_keeps_a_strings_value_and_reads_a_column_0_string() -> None:
+    """A red team's breaks: an assertion spanning lines lost its string's inner lines; a string
+    at column 0 in a test method hid all the method's assertions."""
+    multi = 'def test_render():\n    assert render(2) == """\\\na\n    b\n"""\n'
+    excerpt = Excerpt(title="t", text=multi, fence="```", path="tests/test_r.py", whole=False)
+    assert assert_lines([excerpt]) == ["assert render(2) == 'a\\n    b\\n'"]
+    column0 = (
+        "    def test_render(self):\n"
+        '        expected = """\\\nline one\n"""\n'
+        "        self.assertEqual(render(), expected)\n"
+    )
+    excerpt = Excerpt(title="t", text=column0, fence="```", path="tests/test_r.py", whole=False)
+    assert assert_lines([excerpt]) == ["self.assertEqual(render(), expected)"]
+
+
+def test_two_methods_of_one_name_are_never_asked_for_together(tmp_path: Path) -> None:
+    shop = (
+        "class Cart:\n    def __init__(self):\n        self.items = [0]\n\n\n"
+        "class Till:\n    def __init__(self):\n        self.cart = Cart()\n" + PADS
+    )
+    files = write(tmp_path, {"shop.py": shop, "tests/test_shop.py": "from shop import Till\n"})
+    detail = trace(
+        ("tests/test_shop.py", 1, "test_till"),
+        ("shop.py", line_of(shop, "        self.cart = Cart()"), "__init__"),
+        ("shop.py", line_of(shop, "        self.items = [0]"), "__init__"),
+    )
+    # Nearest the raise first: Cart.__init__; Till.__init__ would be a second `def __init__`.
+    found = asked(tmp_path, files, test_till=("AssertionError", detail))
+    assert found == ("shop.py", ("Cart.__init__",))
+
+
+def test_a_raise_in_what_no_reply_can_replace_asks_for_a_diff(tmp_path: Path) -> None:
+    """The line that raised is in a property's setter (a name its class defines twice) or a
+    `test*` method: asking for its caller instead would point away from it."""
+    shop = (
+        "class Cart:\n    @property\n    def size(self):\n        return 0\n\n"
+        "    @size.setter\n    def size(self, value):\n        raise ValueError(value)\n\n"
+        "    def resize(self, n):\n        self.size = n\n\n"
+        "    def test(self, value):\n        return value > 1\n" + PADS
+    )
+    files = write(tmp_path, {"shop.py": shop, "tests/test_shop.py": "from shop import Cart\n"})
+    detail = trace(
+        ("tests/test_shop.py", 1, "test_resize"),
+        ("shop.py", line_of(shop, "        self.size = n"), "resize"),
+        ("shop.py", line_of(shop, "        raise ValueError(value)"), "size"),
+    )
+    assert asked(tmp_path, files, test_resize=("ValueError: 3", detail)) == ("", ())
+    detail = trace(
+        ("tests/test_shop.py", 1, "test_rule"),
+        ("shop.py", line_of(shop, "        return value > 1"), "test"),
+    )
+    assert asked(tmp_path, files, test_rule=("AssertionError", detail)) == ("", ())
