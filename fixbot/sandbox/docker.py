@@ -92,18 +92,19 @@ def _engine_errors() -> tuple[type[BaseException], ...]:
 
 
 _REMOVE_SECONDS = 60.0
+_REAP_SECONDS = 10.0  # for each leftover: a start is not held up long by one that will not go
 
 
 class DockerSandbox:
     name = "docker"
     passes_fds = False  # a container inherits no descriptor: the report channel is a socket
 
-    def _remove(self, container: str) -> bool:
+    def _remove(self, container: str, seconds: float = _REMOVE_SECONDS) -> bool:
         """Remove the container, retrying while a busy engine (a fork bomb's teardown) times
         out; a container that is already gone counts as removed."""
         import docker.errors
 
-        deadline = time.monotonic() + _REMOVE_SECONDS
+        deadline = time.monotonic() + seconds
         while True:
             try:
                 self._api.remove_container(container, force=True, v=True)
@@ -220,15 +221,23 @@ class DockerSandbox:
 
     def reap(self) -> list[str]:
         """Remove fixbot's containers whose run is over: owner gone, or done, or overdue."""
-        reaped = []
-        with _IN_FLIGHT_LOCK, contextlib.suppress(*self._errors):
-            for found in self._api.containers(all=True, filters={"label": f"{LABEL}=1"}):
+        reaped: list[str] = []
+        with _IN_FLIGHT_LOCK:
+            try:
+                listed = self._api.containers(all=True, filters={"label": f"{LABEL}=1"})
+            except self._errors:
+                return reaped  # still unremoved: tried again on the next run
+            unremoved = False
+            for found in listed:
                 labels = found.get("Labels") or {}
                 if found["Id"] not in _IN_FLIGHT and is_leftover(labels, self._owner):
-                    with contextlib.suppress(*self._errors):
-                        self._api.remove_container(found["Id"], force=True, v=True)
+                    # Retried like any removal: an engine that has just come back may still be
+                    # removing it (a removal cut short with the connection), or be busy.
+                    if self._remove(str(found["Id"]), _REAP_SECONDS):
                         reaped.append(str(found["Id"]))
-            self._unremoved = False
+                    else:
+                        unremoved = True
+            self._unremoved = unremoved
         return reaped
 
     def close(self) -> None:
