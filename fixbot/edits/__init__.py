@@ -11,7 +11,7 @@ write_changes). Loads nothing of fixbot but the exception tree.
 
 from __future__ import annotations
 
-from fixbot.edits.definitions import placeable
+from fixbot.edits.methods import placeable
 from fixbot.edits.minimize import hunks, without
 from fixbot.edits.patch import (
     NO_CHANGE,

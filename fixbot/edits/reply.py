@@ -30,20 +30,15 @@ an edit that leaves every file as it is, is refused with NO_CHANGE. Which change
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from fixbot.edits.blocks import code_blocks, is_code
-from fixbot.edits.definitions import (
-    asked_of,
-    free_names,
-    module_names,
-    owned_parts,
-    replace_definitions,
-)
+from fixbot.edits.definitions import asked_of, owned_parts, replace_definitions
 from fixbot.edits.fences import extract_diff
 from fixbot.edits.patch import NO_CHANGE, DiffRejected, FileChange, Patch, render_diff, repo_path
 from fixbot.edits.search_replace import apply_search_replace, search_replace_blocks
+from fixbot.edits.tidied import module_names
+from fixbot.edits.unchanged import same_code
 from fixbot.edits.unified import plan_patch
 
 Reader = Callable[[str], str | None]
@@ -115,7 +110,7 @@ def parse_edits(
     edited = [
         FileChange(path, originals[path], new)
         for path, new in changes.items()
-        if not _same_code(new, originals[path], path)
+        if not same_code(new, originals[path], path)
     ]
     if not edited:
         raise DiffRejected(NO_CHANGE)
@@ -152,27 +147,6 @@ def _apply_blocks(
             else:
                 changes[path] = replaced
     return found_any
-
-
-def _same_code(new: str, old: str, path: str) -> bool:
-    """Whether an edit leaves the code as it was, but for trailing whitespace and blank lines
-    at its ends: a model that sends a file back with a newline added changed nothing. So are
-    star imports it adds above the code as it was (`from typing import *`, a small model's
-    habit: HumanEval's files open with such lines), where they can bring nothing the code
-    uses: a module that uses no name it does not bind, not a package's `__init__.py` (whose
-    star imports re-export), absolute imports only."""
-    before = [line.rstrip() for line in old.strip("\n").splitlines()]
-    after = [line.rstrip() for line in new.strip("\n").splitlines()]
-    if after == before:
-        return True
-    if path.rpartition("/")[2] == "__init__.py" or free_names(old) != set():
-        return False
-    had = set(before)
-    kept = [line for line in after if line in had or not _STAR_IMPORT.match(line)]
-    return [line for line in kept if line] == [line for line in before if line]
-
-
-_STAR_IMPORT = re.compile(r"^from\s+[A-Za-z_][\w.]*\s+import\s+\*\s*(?:#.*)?$")
 
 
 def _targets(
