@@ -247,6 +247,12 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
             )
         lines += ["fixbot's own verdict (recorded, not counted): " + "; ".join(claims) + ".", ""]
         lines += ["fixbot's failures by category: " + "; ".join(_categories(runs)) + ".", ""]
+        lines += [
+            "fixbot's fixes by the call that made them, greedy (temperature 0) or sampled: "
+            + "; ".join(_by_call(runs))
+            + ".",
+            "",
+        ]
     if "fixbot" in sides and "bestofn" in sides:
         for run in runs:
             t = totals[run]
@@ -301,6 +307,25 @@ def _categories(runs: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[str]:
             ] += 1
         text = ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda c: -c[1]))
         found.append(f"{'run ' + str(run) + ': ' if len(runs) > 1 else ''}{text or 'none'}")
+    return found
+
+
+def _by_call(runs: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """Per run, fixbot's judged fixes made by a greedy call (temperature 0) and by a sampled
+    one (above 0): the part of the count another run repeats, and the part it draws anew."""
+    found = []
+    for run, rows in runs.items():
+        counts: dict[str, int] = defaultdict(int)
+        for row in rows:
+            if row["side"] != "fixbot" or not row["fixed"]:
+                continue
+            at, log = row.get("fixed_at_call"), row.get("call_log") or []
+            temperature = log[at - 1].get("temperature") if at and 0 < at <= len(log) else None
+            kind = "unknown" if temperature is None else "greedy" if temperature == 0 else "sampled"
+            counts[kind] += 1
+        text = f"greedy {counts['greedy']}, sampled {counts['sampled']}"
+        text += f", unknown {counts['unknown']}" if counts["unknown"] else ""
+        found.append(f"{'run ' + str(run) + ': ' if len(runs) > 1 else ''}{text}")
     return found
 
 

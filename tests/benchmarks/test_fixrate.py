@@ -223,6 +223,22 @@ def test_tables_count_ratios_and_spread() -> None:
     assert "fixbot fixed and best-of-4 did not: none." in text
 
 
+def test_tables_split_fixbots_fixes_into_greedy_and_sampled_calls() -> None:
+    greedy, sampled = {"temperature": 0.0}, {"temperature": 0.8}
+    rows = [
+        row("fixbot", 0, True, fixed_at_call=2, call_log=[greedy, greedy]),
+        row("fixbot", 1, True, fixed_at_call=3, call_log=[greedy, greedy, sampled]),
+        row("fixbot", 2, True, fixed_at_call=4, call_log=[greedy, greedy, sampled, sampled]),
+        row("fixbot", 3, False, call_log=[greedy, greedy, sampled, sampled]),
+        row("fixbot", 4, True, fixed_at_call=1),  # no call log: counted, as unknown
+    ]
+    text = tables.render(rows)
+    assert (
+        "the call that made them, greedy (temperature 0) or sampled: greedy 1, sampled 2, " in text
+    )
+    assert "sampled 2, unknown 1." in text
+
+
 def test_tables_check_mode(tmp_path: Path) -> None:
     results = tmp_path / "results"
     results.mkdir()
