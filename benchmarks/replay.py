@@ -68,8 +68,8 @@ class Response:
 
 @dataclass
 class Proxy:
-    """The recorded responses by request key, the store they are appended to, and what a
-    replay found."""
+    """The store a recording appends to; replaying, its responses by request key (`load`)
+    and what the replay found."""
 
     store: Path
     upstream: str
@@ -104,7 +104,6 @@ class Proxy:
                 print(f"replay: miss {self.misses} ({key[:12]}): asking the model", flush=True)
             response = forward(self.upstream, path, body)
             if not self.replay and not response.unanswered:
-                self.recorded.setdefault(key, []).append(response)
                 with self.store.open("a", encoding="utf-8") as out:
                     row = {"key": key, "path": path, "status": response.status}
                     row |= {"content_type": response.content_type}

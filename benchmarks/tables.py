@@ -242,7 +242,7 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
                 bool(row["fixed"]) and not row["fixbot"]["claimed_fixed"] for row in mine
             )
             claims.append(
-                f"{'run ' + str(run) + ': ' if several else ''}fixbot said fixed {said}, "
+                f"{_run_label(run, runs)}fixbot said fixed {said}, "
                 f"the judge agreed on {agree}, judged fixed where fixbot said not: {judged_only}"
             )
         lines += ["fixbot's own verdict (recorded, not counted): " + "; ".join(claims) + ".", ""]
@@ -292,6 +292,11 @@ def render_setting(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]], de
     return "\n".join(lines)
 
 
+def _run_label(run: int, runs: Mapping[int, object]) -> str:
+    """'run K: ' before a per-run figure where the table has several runs, else nothing."""
+    return f"run {run}: " if len(runs) > 1 else ""
+
+
 def _categories(runs: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[str]:
     """Per run, the judge's fixbot failures by fixbot's category (`categorize` in fixrate.py;
     `claimed` where fixbot said fixed and the judge did not agree)."""
@@ -306,7 +311,7 @@ def _categories(runs: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[str]:
                 fixbot.get("category") or ("claimed" if fixbot.get("claimed_fixed") else "-")
             ] += 1
         text = ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda c: -c[1]))
-        found.append(f"{'run ' + str(run) + ': ' if len(runs) > 1 else ''}{text or 'none'}")
+        found.append(f"{_run_label(run, runs)}{text or 'none'}")
     return found
 
 
@@ -325,7 +330,7 @@ def _by_call(runs: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[str]:
             counts[kind] += 1
         text = f"greedy {counts['greedy']}, sampled {counts['sampled']}"
         text += f", unknown {counts['unknown']}" if counts["unknown"] else ""
-        found.append(f"{'run ' + str(run) + ': ' if len(runs) > 1 else ''}{text}")
+        found.append(f"{_run_label(run, runs)}{text}")
     return found
 
 
