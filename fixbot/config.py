@@ -19,13 +19,15 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from importlib import resources
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
 from fixbot.commands import (
     CheckSpec,
     InvalidCheck,
+    Reader,
+    gate_config,
     legacy_checks,
     resolve_checks,
     setup_words,
@@ -54,10 +56,15 @@ def _bounded(default: float | None, **bounds: float) -> Any:
     return field(default=default, metadata=bounds)
 
 
+# A gate's setting: on, off, or "auto": on where the repository configures the tool (a root
+# ruff or mypy configuration, as commands/configs.py finds it), off where it does not.
+GateSetting = bool | Literal["auto"]
+
+
 @dataclass(frozen=True)
 class Gates:
-    lint: bool = True  # ruff
-    types: bool = True  # mypy
+    lint: GateSetting = "auto"  # ruff
+    types: GateSetting = "auto"  # mypy
 
 
 @dataclass(frozen=True)
@@ -254,12 +261,21 @@ def load_config(
     return config
 
 
-def checks_of(config: Config) -> tuple[CheckSpec, ...]:
+def checks_of(config: Config, read: Reader) -> tuple[CheckSpec, ...]:
     """The checks a run runs, in order: `checks`, else the legacy equivalent of `test_command`
-    and `gates` (the gates as "no new findings" gates, then the tests; see legacy_checks)."""
+    and `gates` (the gates as "no new findings" gates, then the tests; see legacy_checks).
+    `read`: the repository's files at the failing commit, for the gates set to "auto"."""
     if config.checks:
         return config.checks
-    return legacy_checks(config.test_command, lint=config.gates.lint, types=config.gates.types)
+    lint = _gate_on(config.gates.lint, "ruff", read)
+    types = _gate_on(config.gates.types, "mypy", read)
+    return legacy_checks(config.test_command, lint=lint, types=types)
+
+
+def _gate_on(setting: GateSetting, tool: Literal["ruff", "mypy"], read: Reader) -> bool:
+    """An "auto" gate runs where the repository configures its tool: a project that runs no
+    ruff (or mypy) is not held to the tool's own defaults, which its CI never applies."""
+    return setting if isinstance(setting, bool) else gate_config(tool, read) is not None
 
 
 def names_no_checks(config: Config) -> bool:
@@ -384,10 +400,21 @@ def _parse_checks(data: object, key: str, source: str) -> tuple[CheckSpec, ...]:
 def _coerce(hint: Any, value: object, rules: Mapping[str, Any]) -> object:
     """Check `value` against a field's type and rules; raise ValueError saying what is wrong."""
     origin, args = get_origin(hint), get_args(hint)
-    if origin is UnionType:  # `X | None`, and `str | tuple[str, ...] | None` (one or a list)
+    # `X | None`, `str | tuple[str, ...] | None` (one or a list), `bool | Literal["auto"]`
+    if origin in (UnionType, Union):
         if value is None and type(None) in args:
             return None
         options = [a for a in args if a is not type(None)]
+        words = [word for a in options if get_origin(a) is Literal for word in get_args(a)]
+        if words:  # one of the words, else a value of the other type
+            if isinstance(value, str) and value in words:
+                return value
+            other = next(a for a in options if get_origin(a) is not Literal)
+            try:
+                return _coerce(other, value, rules)
+            except ValueError:
+                wanted = f"{_KINDS[other]} or {' or '.join(map(repr, words))}"
+                raise ValueError(f"expected {wanted}, got {_kind(value)}") from None
         lists = [a for a in options if get_origin(a) is tuple]
         chosen = lists[0] if isinstance(value, list) and lists else options[0]
         return _coerce(chosen, value, rules)

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from fixbot import report
-from fixbot.commands import setup_words
+from fixbot.commands import Reader, setup_words
 from fixbot.config import (
     DEFAULT_PROTECTED_PATHS,
     Budget,
@@ -90,7 +90,8 @@ def test_protected_paths_add_to_defaults_without_duplicates(tmp_path: Path) -> N
         ("max_iterations: '4'\n", "max_iterations", "expected an integer, got a string"),
         ("protected_paths: src/**\n", "protected_paths", "expected a list of strings"),
         ("protected_paths: [a, '']\n", "protected_paths", "item 2 must be a non-empty string"),
-        ("gates: {lint: 1}\n", "gates.lint", "expected a boolean, got an integer"),
+        ("gates: {lint: 1}\n", "gates.lint", "expected a boolean or 'auto', got an integer"),
+        ('gates: {types: "yes"}\n', "gates.types", "expected a boolean or 'auto', got a string"),
         ("gates: [lint]\n", "gates", "expected a mapping"),
         ("max_iterations: 51\n", "max_iterations", "must be >= 1 and <= 50, got 51"),
         ("sandbox: {timeout_seconds: 0}\n", "sandbox.timeout_seconds", "must be >= 1"),
@@ -222,6 +223,8 @@ AGREEMENT: list[tuple[dict[str, Any], bool]] = [
     ({"protected_paths": [1]}, False),
     ({"gates": None}, False),
     ({"gates": {"lint": "yes"}}, False),
+    ({"gates": {"lint": "auto", "types": False}}, True),
+    ({"gates": {"types": "Auto"}}, False),
     ({"sandbox": []}, False),
     ({"sandbox": {"backend": "podman"}}, False),
     ({"sandbox": {"cpus": 0}}, False),
@@ -395,7 +398,7 @@ checks:
 
 def test_checks_keep_their_order_and_their_kinds_are_inferred(tmp_path: Path) -> None:
     write(tmp_path, CHECKS)
-    checks = checks_of(load_config(tmp_path))
+    checks = checks_of(load_config(tmp_path), files(tmp_path))
     assert [(c.name, c.kind) for c in checks] == [
         ("lint", "ruff"),
         ("format", "ruff-format"),
@@ -423,22 +426,62 @@ def test_checks_are_in_the_settings_that_name_the_thread(tmp_path: Path) -> None
     }
 
 
+def files(repo: Path) -> Reader:
+    """The repository's files, as checks_of reads them (None: no such file)."""
+    return lambda rel: (repo / rel).read_text() if (repo / rel).is_file() else None
+
+
 def test_without_checks_the_test_command_and_gates_keep_their_meaning(tmp_path: Path) -> None:
-    defaults = checks_of(load_config(tmp_path))
-    assert [(c.name, c.run, c.kind, c.gate) for c in defaults] == [
+    write(tmp_path, "gates: {lint: true, types: true}\n")
+    always = checks_of(load_config(tmp_path), files(tmp_path))
+    assert [(c.name, c.run, c.kind, c.gate) for c in always] == [
         ("lint", "python -m ruff check .", "ruff", True),  # "no new findings" gates ...
         ("types", "python -m mypy .", "mypy", True),
         ("tests", "python -m pytest", "pytest", False),  # ... then the tests, which must pass
     ]
-    write(tmp_path, "test_command: ruff check .\ngates: {types: false}\n")
-    legacy = checks_of(load_config(tmp_path))
+    write(tmp_path, "test_command: ruff check .\ngates: {lint: true, types: false}\n")
+    legacy = checks_of(load_config(tmp_path), files(tmp_path))
     # A test command that is not pytest is one test, judged by its exit code, as before.
     assert [(c.name, c.run, c.kind, c.gate) for c in legacy] == [
         ("lint", "python -m ruff check .", "ruff", True),
         ("tests", "ruff check .", "command", False),
     ]
     write(tmp_path, "gates: {lint: false, types: false}\n")
-    assert [c.name for c in checks_of(load_config(tmp_path))] == ["tests"]
+    (tmp_path / "ruff.toml").write_text("line-length = 99\n")
+    assert [c.name for c in checks_of(load_config(tmp_path), files(tmp_path))] == ["tests"]
+
+
+# (the repository's root files, the gates "auto" turns on): each tool where it is configured.
+AUTO_GATES = [
+    ({}, []),  # neither configured: ruff's and mypy's own defaults bind nobody
+    ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"}, []),
+    ({"ruff.toml": "line-length = 99\n"}, ["lint"]),
+    ({".ruff.toml": ""}, ["lint"]),
+    ({"pyproject.toml": "[tool.ruff]\nline-length = 99\n"}, ["lint"]),
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['F']\n"}, ["lint"]),
+    ({"mypy.ini": "[mypy]\nstrict = True\n"}, ["types"]),
+    ({"setup.cfg": "[mypy]\nstrict = True\n"}, ["types"]),
+    ({"setup.cfg": "[flake8]\nmax-line-length = 99\n"}, []),
+    ({"pyproject.toml": "[tool.mypy]\nstrict = true\n[tool.ruff]\n"}, ["lint", "types"]),
+    ({"sub/ruff.toml": "line-length = 99\n", "sub/mypy.ini": "[mypy]\n"}, []),  # not the root
+]
+
+
+@pytest.mark.parametrize(("root", "gates"), AUTO_GATES)
+def test_auto_gates_run_where_the_repository_configures_the_tool(
+    tmp_path: Path, root: dict[str, str], gates: list[str]
+) -> None:
+    for rel, text in root.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    config = load_config(tmp_path)
+    assert config.gates == Gates(lint="auto", types="auto")  # the default
+    checks = checks_of(config, files(tmp_path))
+    assert [c.name for c in checks] == [*gates, "tests"]
+    assert all(c.gate for c in checks[:-1])
+    write(tmp_path, "gates: {lint: auto, types: false}\n")
+    only_lint = checks_of(load_config(tmp_path), files(tmp_path))
+    assert [c.name for c in only_lint] == [*(g for g in gates if g == "lint"), "tests"]
 
 
 # (file, the key the error names, what it says): what no schema can say about checks.

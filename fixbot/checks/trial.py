@@ -131,7 +131,7 @@ def run_trial(
     `index`: the host's package-index settings, for the prepare step.
     """
     setup, limits = config.setup_commands, setup_limits(config)
-    checks = checks_of(config)
+    checks = checks_of(config, reader(snapshot.tree))
     prepared = checks_environment(sandbox, snapshot, setup, checks, limits, index)
     selection: Selection = {}
     if baseline is not None and mode != "full":

@@ -151,7 +151,8 @@ def render(
     else:
         lines += [
             "# No command of the CI maps to a check: without `checks:`, fixbot runs",
-            "# test_command (python -m pytest) with the ruff and mypy gates.",
+            "# test_command (python -m pytest), with the ruff and mypy gates where the",
+            "# repository configures ruff and mypy.",
             "",
         ]
     lines += _listed(

@@ -68,7 +68,7 @@ def baseline(state: FixState, runtime: Runtime[Deps]) -> Update:
 def autofix(state: FixState, runtime: Runtime[Deps]) -> Update:
     """A failing ruff check gets ruff's own safe fixes first: a candidate at zero tokens."""
     deps = runtime.context
-    failing = ruff_failing(baseline_of(state), checks_of(deps.config))
+    failing = ruff_failing(baseline_of(state), checks_of(deps.config, reader(deps.snapshot.tree)))
     if not failing:
         return {"verdict": "none"}
     text = ruff_diff(deps.sandbox, deps.snapshot, limits_for(deps.config), failing)

@@ -299,6 +299,35 @@ def test_the_gates_see_with_a_prepared_environment(tmp_path: Path, run_fixbot: R
     assert any(f["code"] == "F401" for f in evidence["baseline"]["findings"])  # pre-existing
 
 
+# The gates at their default, "auto": a project that configures neither ruff nor mypy is held to
+# its tests; the same project with a root ruff.toml and mypy.ini to no new finding of either.
+AUTO_CONFIG = "test_command: python -m pytest\nmax_iterations: 3\n"
+CONFIGURED = {"ruff.toml": "[lint]\nselect = ['F']\n", "mypy.ini": "[mypy]\n"}
+
+
+@pytest.mark.parametrize("configured", [False, True], ids=["no-config", "ruff-and-mypy-config"])
+def test_auto_gates_follow_the_repositorys_configuration(
+    tmp_path: Path, run_fixbot: RunFixbot, configured: bool
+) -> None:
+    files = {".fixbot.yml": AUTO_CONFIG, **(CONFIGURED if configured else {})}
+    repo = make_repo(tmp_path / "repo", files)
+    with ScriptedOpenAI([SLOPPY, GOOD]) as server:
+        run = run_fixbot(repo, "--json", base_url=server.base_url)
+    assert run.code == 0, run.stderr
+    evidence = run.evidence
+    first = evidence["attempts"][0]
+    if not configured:  # the tests pass: nothing else the project runs stands in the way
+        assert set(statuses(evidence["baseline"])) == {"tests"}
+        assert first["verdict"] == "pass", first
+        assert len(evidence["attempts"]) == 1
+        return
+    assert set(statuses(evidence["baseline"])) == {"lint", "types", "tests"}
+    assert first["verdict"] == "fail"
+    assert any(p.startswith("new ruff error calc.py:") for p in first["problems"]), first
+    assert any("new mypy error calc.py:" in p for p in first["problems"]), first["problems"]
+    assert evidence["attempts"][1]["verdict"] == "pass"
+
+
 HIDES_FROM_THE_GATES = reply(
     """--- a/calc.py
 +++ b/calc.py

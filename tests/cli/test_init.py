@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixbot import cli
+from fixbot.checks.trial import reader
 from fixbot.config import checks_of, load_config
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -97,7 +98,7 @@ def make(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def proposed(repo: Path) -> list[tuple[str, str, str]]:
-    return [(c.name, c.run, c.kind) for c in checks_of(load_config(repo))]
+    return [(c.name, c.run, c.kind) for c in checks_of(load_config(repo), reader(repo))]
 
 
 def test_this_repositorys_own_ci_through_its_script(

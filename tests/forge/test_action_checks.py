@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fixbot.checks.trial import reader
 from fixbot.cli.action import run_config
 from fixbot.config import checks_of
 from tests.fake_github import FakeJob
@@ -105,7 +106,7 @@ def test_the_failed_steps_become_the_runs_checks(world: World) -> None:
     assert "os.system" not in json.dumps([c.run for c in job.checks])
     # The fix runs them as the config's checks for this run.
     config = run_config(world.workspace, job)
-    assert checks_of(config) == job.checks
+    assert checks_of(config, reader(world.workspace)) == job.checks
     # What failed and was not run is named, in the evidence, the PR and the summary.
     not_run = [(e["job"], e["step"], e["command"]) for e in evidence(world, run)["steps_not_run"]]
     assert not_run == [
@@ -129,7 +130,9 @@ def test_a_config_that_names_its_checks_keeps_them(world: World) -> None:
     assert run.code == 0, run.logs
     [job] = runner.jobs
     assert job.checks == ()
-    assert [c.run for c in checks_of(run_config(world.workspace, job))][-1] == "pytest"
+    assert [c.run for c in checks_of(run_config(world.workspace, job), reader(world.workspace))][
+        -1
+    ] == "pytest"
     assert evidence(world, run)["steps_not_run"] == []
 
 
