@@ -267,19 +267,35 @@ def tree_state(root: Path, folder: str) -> tuple[str, str]:
     return commit, hashlib.sha256((changes + untracked).encode()).hexdigest()[:16]
 
 
+def fixbot_env(root: Path) -> dict[str, str]:
+    """The environment in which `python -m fixbot` is the fixbot at `root`, whatever else is
+    installed: `root` first on the path. Run it in a folder that holds no `fixbot` package of
+    its own (`python -m` puts the working folder before PYTHONPATH): a scratch folder."""
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH", "")]))
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def fixbot_build(root: Path) -> FixbotBuild:
-    """The fixbot at `root`: its commit, and its most model calls at its defaults."""
+    """The fixbot at `root`: its commit, and its most model calls at its defaults; exits when
+    the fixbot that `python -m fixbot` would run (as side_fixbot runs it) is another one."""
     probe = (
-        "import json; from fixbot.config import Config; c = Config(); "
-        "print(json.dumps([c.max_iterations, c.reflection, c.parallel.candidates]))"
+        "import json, fixbot; from fixbot.config import Config; c = Config(); "
+        "print(json.dumps([c.max_iterations, c.reflection, c.parallel.candidates, "
+        "fixbot.__file__]))"
     )
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=root
-    )
+    with tempfile.TemporaryDirectory(prefix="fixrate-probe-") as scratch:
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            capture_output=True,
+            text=True,
+            env=fixbot_env(root),
+            cwd=scratch,
+        )
     if done.returncode != 0:
         raise SystemExit(f"fixrate: cannot read fixbot's defaults at {root}: {done.stderr[-500:]}")
-    iterations, reflection, candidates = json.loads(done.stdout)
+    iterations, reflection, candidates, imported = json.loads(done.stdout)
+    if not Path(imported).resolve().is_relative_to(root.resolve()):
+        raise SystemExit(f"fixrate: the fixbot to measure is at {root}, but {imported} imports")
     if reflection or candidates != 1:
         raise SystemExit(
             "fixrate: fixbot's defaults ask more than one call an attempt (reflection or "
@@ -523,13 +539,16 @@ class Process:
     timed_out: bool
 
 
-def run_process(argv: Sequence[str], env: Mapping[str, str], timeout: float, log: Path) -> Process:
-    """argv to completion or `timeout` (then its whole process group is killed)."""
+def run_process(
+    argv: Sequence[str], env: Mapping[str, str], timeout: float, log: Path, cwd: Path
+) -> Process:
+    """argv to completion or `timeout` (then its whole process group is killed), in `cwd`."""
     started = time.monotonic()
     with log.open("wb") as err:
         child = subprocess.Popen(
             list(argv),
             env=dict(env),
+            cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=err,
@@ -545,6 +564,15 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], timeout: float, log
     return Process(
         child.returncode, out.decode("utf-8", "replace"), time.monotonic() - started, timed_out
     )
+
+
+def fixbot_cli(
+    root: Path, args: Sequence[str], extra_env: Mapping[str, str], timeout: float, log: Path
+) -> Process:
+    """`python -m fixbot ARGS` as the fixbot at `root`, in a scratch folder of its own."""
+    env = {**fixbot_env(root), **extra_env}
+    with tempfile.TemporaryDirectory(prefix="fixrate-cwd-") as cwd:
+        return run_process([sys.executable, "-m", "fixbot", *args], env, timeout, log, Path(cwd))
 
 
 def last_json_object(text: str) -> dict[str, Any]:
@@ -625,9 +653,7 @@ def _attempt_digest(attempt: Mapping[str, Any]) -> dict[str, Any]:
 
 def side_fixbot(ctx: Context, prep: Prepared) -> Outcome:
     settings, task = ctx.settings, prep.task
-    # The measured checkout's fixbot, whatever else is installed.
-    path = os.pathsep.join(filter(None, [str(ctx.fixbot.root), os.environ.get("PYTHONPATH", "")]))
-    env = {**os.environ, "OPENAI_API_KEY": settings.api_key, "PYTHONPATH": path}
+    env = {"OPENAI_API_KEY": settings.api_key}
     with tempfile.TemporaryDirectory(prefix="fixrate-fixbot-") as scratch:
         pristine = task.fixbot_repo if isinstance(task, realtasks.RealTask) else task.repo
         repo = shutil.copytree(pristine, Path(scratch) / "repo", symlinks=True)
@@ -638,10 +664,9 @@ def side_fixbot(ctx: Context, prep: Prepared) -> Outcome:
             config.write_text(text + glue + settings.config_extra.rstrip("\n") + "\n")
             corpora.commit_all(repo, "fixrate: --fixbot-config-extra")
         out, log = Path(scratch) / "out", Path(scratch) / "fixbot-stderr.log"
-        argv = [sys.executable, "-m", "fixbot", "fix", str(repo), "--model", settings.model]
-        argv += ["--base-url", settings.base_url, "--json", "--sandbox", "bwrap"]
-        argv += ["--out", str(out)]
-        done = run_process(argv, env, settings.fixbot_timeout, log)
+        args = ["fix", str(repo), "--model", settings.model, "--base-url", settings.base_url]
+        args += ["--json", "--sandbox", "bwrap", "--out", str(out)]
+        done = fixbot_cli(ctx.fixbot.root, args, env, settings.fixbot_timeout, log)
         ctx.evidence.keep(task, out, "fixbot-out")
         ctx.evidence.keep(task, log, "fixbot-stderr.log")
         shipped = out / "fix.diff"

@@ -400,3 +400,42 @@ def test_the_readme_line_gives_the_heldout_figures_of_every_run(tmp_path: Path) 
     assert tables.main(["--results", str(results), "--write", str(page)]) == 0
     assert tables.main(["--results", str(results), "--check", str(page)]) == 0
     assert "3 of them measured so far" in page.read_text()
+
+
+def _package(folder: Path, main: str) -> Path:
+    (folder / "fixbot").mkdir(parents=True)
+    (folder / "fixbot" / "__init__.py").write_text("")
+    (folder / "fixbot" / "__main__.py").write_text(main)
+    return folder
+
+
+def test_the_measured_fixbot_is_the_roots_whatever_the_working_folder_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m` puts the working folder before PYTHONPATH: run from a checkout of another
+    fixbot (the repository's own, the usual place to start a benchmark), the fixbot measured
+    was that one, whatever --fixbot-root said."""
+    root = _package(tmp_path / "root", "import fixbot, sys; print(fixbot.__file__, *sys.argv[1:])")
+    monkeypatch.chdir(_package(tmp_path / "elsewhere", "print('the wrong fixbot')"))
+    log = tmp_path / "log"
+    done = fixrate.fixbot_cli(root, ["fix", "repo"], {"MARK": "1"}, 60, log)
+    assert done.returncode == 0, log.read_text()
+    assert done.stdout.split() == [str(root / "fixbot" / "__init__.py"), "fix", "repo"]
+
+
+def test_a_root_without_its_own_fixbot_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A --fixbot-root whose `fixbot` is not what Python imports (here: it has none, and
+    another is on the path) is refused before anything is measured."""
+    other = _package(tmp_path / "other", "")
+    (other / "fixbot" / "config.py").write_text(
+        "import types\nclass Config:\n    max_iterations = 4\n    reflection = False\n"
+        "    parallel = types.SimpleNamespace(candidates=1)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(other))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit, match=r"the fixbot to measure is at .* but .*other"):
+        fixrate.fixbot_build(tmp_path / "root")
+    monkeypatch.delenv("PYTHONPATH")
+    assert fixrate.fixbot_build(ROOT).root == ROOT  # the repository's own checkout passes
