@@ -26,7 +26,6 @@ import yaml
 from fixbot.commands import (
     CheckSpec,
     InvalidCheck,
-    Reader,
     gate_config,
     legacy_checks,
     resolve_checks,
@@ -261,7 +260,7 @@ def load_config(
     return config
 
 
-def checks_of(config: Config, read: Reader) -> tuple[CheckSpec, ...]:
+def checks_of(config: Config, read: Callable[[str], str | None]) -> tuple[CheckSpec, ...]:
     """The checks a run runs, in order: `checks`, else the legacy equivalent of `test_command`
     and `gates` (the gates as "no new findings" gates, then the tests; see legacy_checks).
     `read`: the repository's files at the failing commit, for the gates set to "auto"."""
@@ -272,17 +271,21 @@ def checks_of(config: Config, read: Reader) -> tuple[CheckSpec, ...]:
     return legacy_checks(config.test_command, lint=lint, types=types)
 
 
-def _gate_on(setting: GateSetting, tool: Literal["ruff", "mypy"], read: Reader) -> bool:
+def _gate_on(
+    setting: GateSetting, tool: Literal["ruff", "mypy"], read: Callable[[str], str | None]
+) -> bool:
     """An "auto" gate runs where the repository configures its tool: a project that runs no
     ruff (or mypy) is not held to the tool's own defaults, which its CI never applies."""
     return setting if isinstance(setting, bool) else gate_config(tool, read) is not None
 
 
 def names_no_checks(config: Config) -> bool:
-    """Neither `checks` nor a test command or gates of its own: the Action may take the checks
-    from the failed CI run instead."""
-    legacy = config.test_command == DEFAULT_TEST_COMMAND and config.gates == Gates()
-    return legacy and not config.checks
+    """Neither `checks` nor a test command of its own, nor a gate turned off: the Action may
+    take the checks from the failed CI run instead. (A gate at `auto`, or `true`, the default
+    it had before `auto`, is no choice of checks.)"""
+    gates = (config.gates.lint, config.gates.types)
+    default = config.test_command == DEFAULT_TEST_COMMAND and False not in gates
+    return default and not config.checks
 
 
 def _one_form_of_checks(layers: list[dict[str, Any]], source: str | None) -> None:

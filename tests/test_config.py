@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
@@ -12,7 +13,7 @@ import pytest
 import yaml
 
 from fixbot import report
-from fixbot.commands import Reader, setup_words
+from fixbot.commands import setup_words
 from fixbot.config import (
     DEFAULT_PROTECTED_PATHS,
     Budget,
@@ -23,6 +24,7 @@ from fixbot.config import (
     checks_of,
     config_schema,
     load_config,
+    names_no_checks,
 )
 from fixbot.errors import ConfigError
 
@@ -426,7 +428,7 @@ def test_checks_are_in_the_settings_that_name_the_thread(tmp_path: Path) -> None
     }
 
 
-def files(repo: Path) -> Reader:
+def files(repo: Path) -> Callable[[str], str | None]:
     """The repository's files, as checks_of reads them (None: no such file)."""
     return lambda rel: (repo / rel).read_text() if (repo / rel).is_file() else None
 
@@ -565,3 +567,22 @@ def test_leading_assignments_set_that_commands_environment() -> None:
     assert setup_words("pip install x==1")[1] == ["pip", "install", "x==1"]
     with pytest.raises(ValueError, match="names no command"):
         setup_words("A=1 B=2")
+
+
+@pytest.mark.parametrize(
+    ("text", "names_none"),
+    [
+        ("", True),
+        ("gates: {lint: auto, types: auto}\n", True),
+        ("gates: {lint: true, types: true}\n", True),  # the default before `auto`
+        ("gates: {lint: true}\n", True),
+        ("gates: {types: false}\n", False),  # a gate turned off is a choice of checks
+        ("test_command: python -m pytest -q\n", False),
+        ("checks:\n  - {name: tests, run: pytest}\n", False),
+    ],
+)
+def test_the_action_takes_the_cis_checks_only_where_the_config_names_none(
+    tmp_path: Path, text: str, names_none: bool
+) -> None:
+    write(tmp_path, text)
+    assert names_no_checks(load_config(tmp_path)) is names_none

@@ -11,7 +11,7 @@ publish path must not load the sandbox).
 from __future__ import annotations
 
 from fixbot.commands.ci import Check, Ignored, Install, Script, map_command
-from fixbot.commands.configs import Reader, gate_config, gate_files
+from fixbot.commands.configs import gate_config, gate_files
 from fixbot.commands.shell import Line, command_lines
 from fixbot.commands.spec import (
     DEFAULT_TEST_TIMEOUT,
@@ -36,7 +36,6 @@ __all__ = [
     "Install",
     "InvalidCheck",
     "Line",
-    "Reader",
     "Script",
     "command_lines",
     "gate_config",
