@@ -464,6 +464,10 @@ AUTO_GATES = [
     ({"mypy.ini": "[mypy]\nstrict = True\n"}, ["types"]),
     ({"setup.cfg": "[mypy]\nstrict = True\n"}, ["types"]),
     ({"setup.cfg": "[flake8]\nmax-line-length = 99\n"}, []),
+    # setup.cfg as mypy's configparser reads it: a comment after the header is still [mypy],
+    # an indented "[mypy]" is a value's continuation line, not a section
+    ({"setup.cfg": "[mypy]  # ours\nstrict = True\n"}, ["types"]),
+    ({"setup.cfg": "[flake8]\nexclude =\n  [mypy]\n"}, []),
     ({"pyproject.toml": "[tool.mypy]\nstrict = true\n[tool.ruff]\n"}, ["lint", "types"]),
     ({"sub/ruff.toml": "line-length = 99\n", "sub/mypy.ini": "[mypy]\n"}, []),  # not the root
 ]

@@ -119,6 +119,11 @@ def _has_table(name: str, text: str, tool: str) -> bool:
 def _names_mypy(name: str, text: str) -> bool:
     if name == "pyproject.toml":
         return _has_table(name, text, "mypy")
-    if name == "setup.cfg":
-        return any(line.strip() == "[mypy]" for line in text.splitlines())
+    if name == "setup.cfg":  # read as mypy reads it: a [mypy] section of an INI file
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read_string(text, source=name)
+        except configparser.Error:
+            return True  # named anyway: mypy then says what is wrong with it
+        return parser.has_section("mypy")
     return True
