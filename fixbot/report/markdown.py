@@ -9,6 +9,7 @@ from typing import Any
 
 from fixbot.inert import code_span, fenced, prose
 from fixbot.records import REVIEW_BLOCKS, round_firsts
+from fixbot.report.gates import auto_gates
 from fixbot.report.result import FixResult
 
 _HEADLINES = {
@@ -151,7 +152,7 @@ def _checks_table(result: FixResult) -> list[str]:
         now = after.get(run["name"])
         shown = _state(now) if now is not None else "-"
         rows.append(f"| {_code_cell(str(run['name']), 64)} | {kind} | {_state(run)} | {shown} |")
-    return rows
+    return rows + auto_gates(result.config, {str(run["name"]) for run in runs if run["gate"]})
 
 
 def _state(run: Mapping[str, Any]) -> str:

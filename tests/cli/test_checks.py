@@ -316,6 +316,11 @@ def test_auto_gates_follow_the_repositorys_configuration(
     assert run.code == 0, run.stderr
     evidence = run.evidence
     first = evidence["attempts"][0]
+    report = (run.out / "report.md").read_text()
+    for tool, key in (("ruff", "gates.lint"), ("mypy", "gates.types")):  # why, for the reader
+        found = "configures" if configured else "configures no"
+        why = f"`{key}` is `auto` and the repository {found} {tool} at its root"
+        assert f"The {tool} gate {'ran' if configured else 'did not run'}: {why}" in report
     if not configured:  # the tests pass: nothing else the project runs stands in the way
         assert set(statuses(evidence["baseline"])) == {"tests"}
         assert first["verdict"] == "pass", first

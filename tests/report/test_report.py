@@ -202,3 +202,32 @@ def test_the_review_is_in_the_report_as_inert_text() -> None:
     assert "@maintainer" not in row and "#12" not in row
     assert row.count(" | ") == 5  # the reason's `|` does not split the row
     assert "### Review" in text and FixResult.from_json(result.to_json()).reviews == result.reviews
+
+
+GATE_RUN = {"kind": "ruff", "gate": True, "status": "passed", "summary": "0 findings"}
+TESTS_RUN = {"name": "tests", "kind": "pytest", "gate": False, "status": "failed", "summary": "1"}
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        (
+            {"checks": [], "gates": {"lint": "auto", "types": "auto"}},
+            ["ruff gate ran", "mypy gate did not run"],
+        ),
+        (
+            {"checks": [], "gates": {"lint": True, "types": False}},
+            [],
+        ),  # a choice: nothing to explain
+        ({"checks": [{"name": "tests"}], "gates": {"lint": "auto", "types": "auto"}}, []),
+    ],
+)
+def test_the_report_says_why_an_auto_gate_ran_or_not(
+    config: dict[str, Any], said: list[str]
+) -> None:
+    baseline = {"checks": [{"name": "lint", **GATE_RUN}, TESTS_RUN], "tests": {}, "findings": []}
+    report = render_markdown(
+        FixResult(status="escalated", reason="r", config=config, baseline=baseline)
+    )
+    assert [line for line in ("ruff gate ran", "mypy gate did not run") if line in report] == said
+    assert ("gate did not run" in report) == ("mypy gate did not run" in said)
