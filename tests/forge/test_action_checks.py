@@ -1,7 +1,8 @@
 """`fixbot action` and what the CI runs: a failed run's failed steps become the run's checks
-(from the trusted checkout's workflow file), the default branch gets a PR against it, and the
-never-fix globs come from the input and the config, one list. The World harness: real git, a
-real event file, PyGithub over HTTP to the fake GitHub, a canned fix runner."""
+(from the trusted checkout's workflow file; its other ruff and mypy steps are gates), the
+default branch gets a PR against it, and the never-fix globs come from the input and the
+config, one list. The World harness: real git, a real event file, PyGithub over HTTP to the
+fake GitHub, a canned fix runner."""
 
 from __future__ import annotations
 
@@ -98,10 +99,13 @@ def test_the_failed_steps_become_the_runs_checks(world: World) -> None:
     run = world.run("workflow_run", payload, fix=runner)
     assert run.code == 0, run.logs
     [job] = runner.jobs
-    # From main's workflow file (the trusted checkout), each failed command once, as argv.
-    assert [(c.name, c.run, c.kind) for c in job.checks] == [
-        ("lint", "ruff check .", "ruff"),
-        ("tests", "pytest -q", "pytest"),
+    # From main's workflow file (the trusted checkout), each failed command once, as argv; then
+    # the file's ruff and mypy steps that did not fail (mypy was skipped after ruff failed), as
+    # "no new findings" gates: the PR's CI runs them too.
+    assert [(c.name, c.run, c.kind, c.gate) for c in job.checks] == [
+        ("lint", "ruff check .", "ruff", False),
+        ("tests", "pytest -q", "pytest", False),
+        ("types", "mypy src", "mypy", True),
     ]
     assert "os.system" not in json.dumps([c.run for c in job.checks])
     # The fix runs them as the config's checks for this run.

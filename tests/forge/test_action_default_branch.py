@@ -1,7 +1,8 @@
 """A red default branch through the real `fixbot action`: the CLI, git with a bare `origin`, the
 bubblewrap sandbox, PyGithub over HTTP to the fake GitHub, the scripted model. One fix PR
 against the default branch, never a push to it; the failed run's failed step is the run's
-check (the trusted workflow file's `run:` line, as argv), and the piped one is named."""
+check (the trusted workflow file's `run:` line, as argv), and the piped one is named; a ruff
+step that passed is a "no new findings" gate."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_checks import SLOPPY
 from tests.conftest import EXAMPLE
 from tests.fake_github import FakeGitHub, FakeJob, make_origin
 from tests.fake_openai import ScriptedOpenAI
@@ -68,3 +70,40 @@ def test_a_red_default_branch_gets_one_pr_against_it(
         "python -m pytest -q | tee coverage.txt",
     )
     assert "### CI steps fixbot did not run" in pr.body
+
+
+# The CI also runs ruff, in a job of its own that passed: the PR's CI runs it again, so a fix
+# that adds a ruff finding would turn it red. It is the run's "no new findings" gate, though the
+# repository configures no ruff (ruff's defaults, as the CI runs it).
+LINTED = WORKFLOW.replace(
+    "jobs:\n",
+    "jobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ruff check .\n",
+)
+
+
+def test_the_ci_s_passing_ruff_step_is_a_gate_a_fix_must_not_break(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file()}
+    made = make_origin(tmp_path, {**files, ".github/workflows/test.yml": LINTED})
+    with FakeGitHub(made.bare, repository=REPO, token=TOKEN) as fake:
+        world = World(tmp_path, fake, made.bare, made.workspace, made.commits["main"], 0)
+        payload = world.failed_run(branch="main")
+        payload["workflow_run"]["pull_requests"] = []
+        run = payload["workflow_run"]
+        failed = FakeJob("test", "failure", [("Run python -m pytest -q", "failure")])
+        passed = FakeJob("lint", "success", [("Run ruff check .", "success")])
+        fake.add_run(run["id"], run["head_sha"], "main", [passed, failed])
+        with ScriptedOpenAI([SLOPPY, GOOD]) as server:
+            done = act(world, capsys, server, "workflow_run", payload)
+    assert done.code == 0, done.logs
+    checks = done.evidence["config"]["checks"]
+    assert [(c["name"], c["run"], c["kind"], c["gate"]) for c in checks] == [
+        ("tests", "python -m pytest -q", "pytest", False),
+        ("lint", "ruff check .", "ruff", True),
+    ]
+    first, second = done.evidence["attempts"]
+    assert first["verdict"] == "fail"
+    assert any(p.startswith("new ruff error calc.py:") for p in first["problems"]), first
+    assert second["verdict"] == "pass" and done.evidence["status"] == "fixed"
+    assert "import sys" not in done.evidence["diff"]

@@ -20,6 +20,7 @@ from fixbot.records import FailedJob, StepNotRun
 from fixbot.secrets import redact
 from fixbot.snapshot import read_inside
 
+GUARDED = ("ruff", "ruff-format", "mypy")  # kinds whose findings a gate can compare
 MAX_NOT_RUN = 20  # failed steps (or commands in them) named as not run
 
 
@@ -86,7 +87,10 @@ def ci_checks(
     """The failed run's failed steps as checks: matched by name to the `run:` steps of the
     run's workflow file in the trusted checkout (never a PR head's copy), split into argv by
     derive, never run through a shell; and each failed step (or command in it) fixbot does
-    not run, with why."""
+    not run, with why. The file's other ruff and mypy steps (any job; passed, or skipped after
+    the failure) come after them as "no new findings" gates: the PR's CI runs them too, so a
+    candidate that adds a finding would turn it red, while what they find at the failing
+    commit blocks nothing."""
     failed = runlog.failed(jobs)
     if trigger.kind != "workflow_run" or not failed:
         return (), []
@@ -107,7 +111,10 @@ def ci_checks(
             for install in derived.installs:
                 why = "an install: fixbot's prepare step runs setup_command, not the CI's"
                 not_run.append(_not_run(where, shlex.join(install.argv), why))
-    checks = proposed_checks(found)
+    steps = workflow.steps if workflow and found else ()  # gates alone would check nothing
+    guards = [f for f in derive(steps, env.workspace).checks if f.kind in GUARDED]
+    passed = {item.argv for item in guards} - {item.argv for item in found}
+    checks = proposed_checks([*found, *guards], gates=passed)
     log.get().info(
         "ci_checks",
         workflow=trigger.workflow_path,

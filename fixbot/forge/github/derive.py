@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -196,9 +196,13 @@ def one_line(text: str) -> str:
 # --- the checks and the install fixbot proposes -------------------------------------------
 
 
-def proposed_checks(found: Sequence[Found]) -> tuple[CheckSpec, ...]:
-    """Each distinct command once, in the CI's order, named by its kind (lint, format, types,
-    tests; a command by its program), a suffix where two would share a name."""
+def proposed_checks(
+    found: Sequence[Found], *, gates: Collection[tuple[str, ...]] = ()
+) -> tuple[CheckSpec, ...]:
+    """Each distinct command once, in the order given, named by its kind (lint, format, types,
+    tests; a command by its program), a suffix where two would share a name. A command whose
+    argv is in `gates` is a "no new findings" gate (only findings new since the baseline block
+    it), not a check that must pass."""
     specs: list[CheckSpec] = []
     seen: set[tuple[str, ...]] = set()
     for item in found:
@@ -206,7 +210,8 @@ def proposed_checks(found: Sequence[Found]) -> tuple[CheckSpec, ...]:
             continue
         seen.add(item.argv)
         name = _unique(_name(item.argv, item.kind), {spec.name for spec in specs})
-        specs.append(CheckSpec(name=name, run=shlex.join(item.argv), kind=item.kind))
+        gate = item.argv in gates
+        specs.append(CheckSpec(name=name, run=shlex.join(item.argv), kind=item.kind, gate=gate))
     return tuple(specs)
 
 
