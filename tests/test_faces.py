@@ -165,6 +165,7 @@ FACES: dict[str, set[str]] = {
         "build_graph",
         "initial_state",
         "lessons",
+        "recorded_checks",
         "recursion_limit",
         "unpriced",
         "validate",

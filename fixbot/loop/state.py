@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypedDict, get_args
 
+from fixbot.commands import CheckSpec
 from fixbot.records import (
     ESCALATION_KINDS,
     RUN_STATUSES,
@@ -51,6 +52,9 @@ class FixState(TypedDict):
     thread_id: str
     commit: str
     manifest: dict[str, str]
+    # The run's checks (CheckSpec fields), fixed when it starts: a resumed run is judged by the
+    # checks its baseline ran, whatever the config says then (runs/session.py).
+    checks: list[dict[str, Any]]
     baseline: CheckResult | None
     # Routing fields: the router reads exactly these.
     attempt: int  # generate calls so far
@@ -116,11 +120,13 @@ def initial_state(
     cost_budget: float = 0.0,
     hint: str = "",
     ci_jobs: Sequence[FailedJob] = (),
+    checks: Sequence[Mapping[str, Any]] = (),
 ) -> FixState:
     return FixState(
         thread_id=thread_id,
         commit=commit,
         manifest=dict(manifest),
+        checks=[dict(check) for check in checks],
         baseline=None,
         attempt=0,
         max_iterations=max_iterations,
@@ -179,6 +185,14 @@ def validate(state: Mapping[str, Any]) -> None:
         raise StateError(f"graph state field 'variation' is {variation!r}, not an int >= 0")
     if state["max_iterations"] < 1 or state["attempt"] < 0 or state["slots"] < 1:
         raise StateError("graph state needs max_iterations >= 1, attempt >= 0 and slots >= 1")
+
+
+def recorded_checks(state: Mapping[str, Any]) -> tuple[CheckSpec, ...]:
+    """The checks the run started with (its `checks` field); () where none were recorded."""
+    try:
+        return tuple(CheckSpec(**check) for check in state["checks"])
+    except (TypeError, ValueError) as exc:
+        raise StateError(f"graph state field 'checks' is not a list of checks: {exc}") from None
 
 
 def baseline_of(state: Mapping[str, Any]) -> CheckResult:

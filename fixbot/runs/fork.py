@@ -19,7 +19,8 @@ from fixbot.errors import UsageError
 from fixbot.records import Attempt, round_firsts
 from fixbot.report import FixResult
 from fixbot.runs.clients import Clients
-from fixbot.runs.session import drive, graph_for, result_of, run_config, waiting
+from fixbot.runs.results import result_of
+from fixbot.runs.session import drive, graph_for, run_config, waiting
 
 
 def fork_id(thread: str, from_attempt: int, model_name: str, hint: str) -> str:

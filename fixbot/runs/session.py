@@ -10,21 +10,30 @@ import json
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, StateSnapshot
 
-from fixbot.config import Config
+from fixbot.checks import reader
+from fixbot.config import Config, checks_of
 from fixbot.errors import UsageError
-from fixbot.loop import Deps, FixState, build_graph, initial_state, recursion_limit, validate
+from fixbot.loop import (
+    Deps,
+    FixState,
+    build_graph,
+    initial_state,
+    recorded_checks,
+    recursion_limit,
+    validate,
+)
 from fixbot.records import FailedJob
 from fixbot.report import FixResult
 from fixbot.runs.clients import NO_MODEL, Clients, build_deps
-from fixbot.sandbox import Sandbox
-from fixbot.snapshot import Snapshot, manifest_digest, resolve_commit, take_snapshot
+from fixbot.runs.results import result_of
+from fixbot.snapshot import Snapshot, resolve_commit, take_snapshot
 
 
 @dataclass(frozen=True)
@@ -196,13 +205,20 @@ def drive(
     its next interrupt), every step checkpointed before the next begins."""
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-run-"))
     try:
+        if not isinstance(start, dict):
+            saved = graph.get_state(run_config(thread, 1)).values
+            validate(saved)
+            # A resumed run (an answer, a crash, a fork) is judged by the checks its baseline
+            # ran, not by those the config gives now (the Action's came from a failed CI run
+            # that a `/fix` comment does not carry; a configuration may have changed since).
+            recorded = recorded_checks(saved)
+            config = replace(config, checks=recorded) if recorded else config
         deps = deps_for(clients, config, repo, commit, workdir)
         snapshot = deps.snapshot
         if isinstance(start, dict):
-            start = FixState(**{**start, "manifest": dict(snapshot.manifest)})
+            checks = [asdict(check) for check in checks_of(config, reader(snapshot.tree))]
+            start = FixState(**{**start, "manifest": dict(snapshot.manifest), "checks": checks})
             validate(start)
-        else:
-            validate(graph.get_state(run_config(thread, 1)).values)
         settings = run_config(thread, iterations or config.max_iterations)
         # durability="sync": each step's checkpoint is on disk before the next step starts,
         # so a crash never loses a model reply or a check result that was already paid for.
@@ -242,50 +258,3 @@ def snapshots(
 def graph_for(clients: Clients) -> Any:
     """The compiled loop over these clients' checkpointer and store."""
     return build_graph(clients.checkpointer, clock=clients.clock, store=clients.store)
-
-
-def result_of(state: Any, repo: Path, config: Config, sandbox: Sandbox) -> FixResult:
-    manifest = state["manifest"]
-    return from_state(
-        state,
-        repo=str(repo),
-        sandbox=sandbox.describe(),
-        config=config.to_dict(),
-        manifest_sha256=manifest_digest(manifest),
-        protected=sorted(manifest),
-    )
-
-
-def from_state(state: FixState, **facts: Any) -> FixResult:
-    """The result a run's final state records (facts: what the state does not hold)."""
-    attempts, reviews = state["attempts"], state["reviews"]
-    calls = [*attempts, *reviews]  # every model call's tokens: the attempts' and the reviews'
-    tokens = {
-        "prompt": sum(c["prompt_tokens"] for c in calls),
-        "completion": sum(c["completion_tokens"] for c in calls),
-    }
-    tokens["total"] = tokens["prompt"] + tokens["completion"]
-    return FixResult(
-        status=state["status"],
-        escalation=state["escalation"],
-        reason=state["reason"],
-        thread_id=state["thread_id"],
-        commit=state["commit"],
-        baseline=state["baseline"],
-        attempts=list(attempts),
-        verification=state["verification"],
-        diff=state["final_diff"] if state["status"] == "fixed" else "",
-        tokens=tokens,
-        cost_usd=float(state["cost_used"]),
-        classification=state["classification"],
-        labels=list(state["labels"]),
-        flaky_tests=list(state["flaky_tests"]),
-        dropped_hunks=list(state["dropped_hunks"]),
-        reviews=list(reviews),
-        network_probe=state["network_probe"],
-        allowed_protected=list(state["allowed_protected"]),
-        hint=state["hint"],
-        resumes=state["resumes"],
-        escalated_at=list(state["escalated_at"]),
-        **facts,
-    )

@@ -183,3 +183,62 @@ def test_without_the_checkpoint_a_fix_comment_starts_afresh_with_the_hint(
     # Nothing is waiting any more: /fix abort says so (exit 2) and changes nothing.
     assert again.code == 2 and "nothing to abort" in again.evidence["reason"]
     assert len(world.fake.fixbot_pulls()) == 1
+
+
+# The failed step is a command of the CI's own (no .fixbot.yml of checks): the run's check. A
+# `/fix` comment carries no failed run; the resumed run must judge by the checks its baseline ran,
+# not by the config's defaults (whose checks do not include the command: it could never pass).
+CHECK_SCRIPT = """\
+import sys
+
+from calc import mean
+
+sys.exit(0 if (mean([1.0, 2.0]), mean([2.0, 4.0, 9.0])) == (1.5, 5.0) else 1)
+"""
+COMMAND_WORKFLOW = """\
+name: test
+on: pull_request
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: python check_mean.py
+"""
+
+
+def test_a_resumed_run_judges_by_the_checks_its_baseline_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file()}
+    files.update({".github/workflows/test.yml": COMMAND_WORKFLOW, "check_mean.py": CHECK_SCRIPT})
+    made = make_origin(tmp_path, files)
+    work = made.workspace
+    git(work, "checkout", "-q", "-b", "feature")
+    (work / "NOTES.md").write_text("a change that leaves mean() broken\n")
+    git(work, "add", "NOTES.md")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "notes")
+    git(work, "push", "-q", "origin", "feature")
+    failing = git(work, "rev-parse", "HEAD").strip()
+    git(work, "checkout", "-q", "main")
+    monkeypatch.chdir(tmp_path)
+    with FakeGitHub(made.bare, repository=REPO, token=TOKEN) as fake:
+        fake.permissions.update(writer="write")
+        world = World(
+            tmp_path, fake, made.bare, work, failing, fake.add_pull("feature", user="writer")
+        )
+        payload = world.failed_run()
+        run = payload["workflow_run"]
+        steps = [("Run python check_mean.py", "failure")]
+        fake.add_run(run["id"], failing, "feature", [FakeJob("check", "failure", steps)])
+        with ScriptedOpenAI([wrong(1), GOOD]) as server:
+            first = act(world, capsys, server, "workflow_run", payload, FIXBOT_MAX_ITERATIONS="1")
+            assert first.evidence["status"] == "escalated", first.logs
+            answered = act(world, capsys, server, "issue_comment", world.comment(f"/fix {HINT}"))
+    ran = [(c["name"], c["run"]) for c in first.evidence["config"]["checks"]]
+    assert ran == [("check_mean", "python check_mean.py")]
+    done = answered.evidence
+    assert answered.code == 0, (done["reason"], done["status"])
+    assert (done["status"], done["resumes"]) == ("fixed", 1), done["attempts"]
+    assert [(c["name"], c["run"]) for c in done["config"]["checks"]] == ran
+    assert [a["verdict"] for a in done["attempts"]] == ["fail", "pass"]

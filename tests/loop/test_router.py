@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import pytest
 
-from fixbot.loop import FixState, initial_state, validate
+from fixbot.commands import CheckSpec
+from fixbot.loop import FixState, initial_state, recorded_checks, validate
 from fixbot.loop.graph import (
     after_apply,
     after_autofix,
@@ -223,6 +225,18 @@ def test_missing_routing_field_fails_loudly(field: str) -> None:
 def test_ill_typed_routing_field_fails_loudly(field: str, value: Any) -> None:
     with pytest.raises(StateError):
         validate({**state(), field: value})
+
+
+def test_the_recorded_checks_come_back_as_checks() -> None:
+    spec = CheckSpec("lint", "ruff check .", "ruff", gate=True)
+    assert recorded_checks(state()) == ()  # none recorded: the config's apply
+    assert recorded_checks({**state(), "checks": [asdict(spec)]}) == (spec,)
+
+
+@pytest.mark.parametrize("checks", [[{"name": "lint"}], [{"bogus": 1}], ["ruff check ."]])
+def test_recorded_checks_that_are_not_checks_fail_loudly(checks: list[Any]) -> None:
+    with pytest.raises(StateError, match="'checks' is not a list of checks"):
+        recorded_checks({**state(), "checks": checks})
 
 
 @pytest.mark.parametrize("iterations", [1, 4, 50])
