@@ -63,6 +63,11 @@ CheckStatus = Literal[
 COMPLETED: frozenset[str] = frozenset({"passed", "tests_failed", "failed"})
 
 
+# The check kinds read per finding (checks/findings.py): fixbot runs the tool itself, and a "no
+# new findings" gate compares an attempt's findings with the baseline's.
+FINDING_KINDS: frozenset[str] = frozenset({"ruff", "ruff-format", "mypy"})
+
+
 class CheckRun(TypedDict):
     """One check of a run, as the report shows it: its tests and findings are in the result's
     `tests` and `findings` (a check that is not a test run is one entry in `tests`, see
@@ -127,6 +132,9 @@ class CheckResult(TypedDict):
     # Absent in records older than `checks:`: they are one test run plus the gates' findings.
     checks: NotRequired[list[CheckRun]]  # every check that ran, in the order they ran
     partial: NotRequired[bool]  # failing first: only the baseline's failing checks and tests ran
+    # A baseline's only: the "no new findings" gates that could not run on the untouched
+    # commit, left out of the run (checks/part.py: set_aside).
+    set_aside: NotRequired[list[CheckRun]]
     # A baseline's only: test -> why it is outside the pass definition (flaky at baseline, or
     # broken by the environment); see checks/classify.py.
     quarantined: NotRequired[dict[str, str]]

@@ -31,7 +31,6 @@ from fixbot.records import (
 )
 
 TEST_KINDS = frozenset({"pytest", "unittest"})
-FINDING_KINDS = frozenset({"ruff", "ruff-format", "mypy"})
 
 
 @dataclass(frozen=True)
@@ -102,6 +101,22 @@ def summary_of(findings: Sequence[Finding]) -> str:
     shown = "; ".join(f"{f['path']}:{f['line']} {f['code']} {f['message']}" for f in findings[:3])
     more = f"; and {len(findings) - 3} more" if len(findings) > 3 else ""
     return f"{len(findings)} finding{'s' if len(findings) != 1 else ''}: {shown}{more}"
+
+
+def set_aside(parts: Sequence[Part]) -> tuple[list[Part], list[CheckRun]]:
+    """A baseline's parts without its gates that did not complete, and those gates' records.
+    A gate only guards against new findings: one whose tool cannot run on the untouched commit
+    (mypy given no target, a configuration the tool refuses, a timeout) guards nothing, and is
+    never a reason to stop before the model is asked. It is left out of the run (named in the
+    report); a gate that completed at baseline must complete in every attempt."""
+    kept = [p for p in parts if not p.run["gate"] or p.run["status"] in COMPLETED]
+    return kept, [p.run for p in parts if p not in kept]
+
+
+def without_set_aside(checks: Sequence[CheckSpec], baseline: CheckResult) -> list[CheckSpec]:
+    """The run's checks less the gates its baseline set aside."""
+    aside = {run["name"] for run in baseline.get("set_aside", [])}
+    return [check for check in checks if not (check.gate and check.name in aside)]
 
 
 def aggregate(parts: Sequence[Part], *, partial: bool = False) -> CheckResult:

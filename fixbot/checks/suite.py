@@ -28,14 +28,14 @@ from pathlib import Path
 
 from fixbot.checks.findings import read_mypy, read_ruff, read_ruff_format
 from fixbot.checks.gates import TEST_ENV, BadTestCommand, Contained, command_part, pytest_part
-from fixbot.checks.part import FINDING_KINDS, Part, aggregate
+from fixbot.checks.part import Part, aggregate
 from fixbot.checks.pytest import SandboxLauncher, relocated_text
 from fixbot.checks.selection import Selection
 from fixbot.checks.tools import interpreter, report_file, tool_argv
 from fixbot.checks.unittests import read_unittest, unittest_argv
 from fixbot.commands import DEFAULT_TEST_TIMEOUT, CheckSpec, legacy_checks, tool_arguments
 from fixbot.proc import Completed
-from fixbot.records import CheckResult
+from fixbot.records import FINDING_KINDS, CheckResult
 from fixbot.sandbox import OUTPUTS, Limits, Persona, RunSpec, Sandbox
 from fixbot.snapshot import read_inside
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from fixbot.checks.gates import BadTestCommand, config_pin
-from fixbot.checks.part import Part, aggregate
+from fixbot.checks.part import Part, aggregate, set_aside, without_set_aside
 from fixbot.checks.prepare import (
     IndexSettings,
     checks_environment,
@@ -132,6 +132,8 @@ def run_trial(
     """
     setup, limits = config.setup_commands, setup_limits(config)
     checks = checks_of(config, reader(snapshot.tree))
+    if baseline is not None:
+        checks = tuple(without_set_aside(checks, baseline))
     prepared = checks_environment(sandbox, snapshot, setup, checks, limits, index)
     selection: Selection = {}
     if baseline is not None and mode != "full":
@@ -143,7 +145,10 @@ def run_trial(
         try:
             if baseline is None or not selection:
                 parts, tampered = trial.run()
+                parts, aside = set_aside(parts) if baseline is None else (parts, [])
                 whole = aggregate(parts)
+                if aside:
+                    whole["set_aside"] = aside
                 result = trial.judged(baseline, whole) if baseline is not None else whole
             elif mode == "first":
                 result, tampered = trial.first(baseline, selection)

@@ -152,7 +152,12 @@ def _checks_table(result: FixResult) -> list[str]:
         now = after.get(run["name"])
         shown = _state(now) if now is not None else "-"
         rows.append(f"| {_code_cell(str(run['name']), 64)} | {kind} | {_state(run)} | {shown} |")
-    return rows + auto_gates(result.config, {str(run["name"]) for run in runs if run["gate"]})
+    aside = (result.baseline or {}).get("set_aside", [])
+    for run in aside:  # a gate that could not run on the failing commit guarded nothing
+        why = "set aside: it could not run on the failing commit"
+        rows.append(f"| {_code_cell(str(run['name']), 64)} | gate | {_state(run)} | {why} |")
+    ran = {str(run["name"]) for run in [*runs, *aside] if run["gate"]}
+    return rows + auto_gates(result.config, ran)
 
 
 def _state(run: Mapping[str, Any]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fixbot.checks import problems, reproduced, require_completed
-from fixbot.checks.part import Part, aggregate, finding_part
+from fixbot.checks.part import Part, aggregate, finding_part, set_aside, without_set_aside
 from fixbot.commands.spec import CheckSpec
 from fixbot.errors import EnvironmentProblem
 from fixbot.proc import Completed
@@ -80,6 +80,30 @@ def test_a_check_that_cannot_run_is_never_a_pass_and_stops_a_baseline() -> None:
     ]
     with pytest.raises(EnvironmentProblem, match="the check lint could not run at baseline"):
         require_completed(attempt)
+
+
+def test_a_gate_that_cannot_run_at_baseline_is_set_aside_not_a_stop() -> None:
+    broken = lint_part(spec=GATE, status="error")
+    tests = run_of({"t::a": "failed"})
+    kept, aside = set_aside([broken, tests])
+    assert (kept, aside) == ([tests], [broken.run])
+    # A check that must pass is never set aside: it still stops the baseline.
+    assert set_aside([lint_part(status="error"), tests])[1] == []
+    assert set_aside([lint_part("a.py", spec=GATE), tests])[1] == []  # it ran: it stays
+    baseline = aggregate(kept) | {"set_aside": aside}
+    assert require_completed(baseline)["status"] == "tests_failed"  # type: ignore[arg-type]
+    assert without_set_aside([GATE, LINT], baseline) == [LINT]  # type: ignore[arg-type]
+    assert without_set_aside([GATE, LINT], aggregate(kept)) == [GATE, LINT]
+
+
+def test_a_gate_that_ran_at_baseline_must_run_in_every_attempt() -> None:
+    baseline = aggregate([lint_part("a.py", spec=GATE), run_of({"t::a": "failed"})])
+    broken = lint_part(spec=GATE, status="error")
+    broken.run["summary"] = "exit code 2 with no findings"
+    attempt = aggregate([broken, run_of({"t::a": "passed"})])
+    assert problems(baseline, attempt) == [
+        "the check lint did not complete: error: exit code 2 with no findings"
+    ]
 
 
 def test_a_failing_first_result_is_never_a_pass() -> None:

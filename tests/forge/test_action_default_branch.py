@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,13 +38,29 @@ jobs:
 """
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
+@contextmanager
+def red_main(tmp_path: Path, workflow: str) -> Iterator[World]:
+    """The example, broken on main itself (a push to the default branch turned it red), with
+    this workflow file."""
     files = {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file()}
-    # The example is broken on main itself: a push to the default branch turned it red.
-    made = make_origin(tmp_path, {**files, ".github/workflows/test.yml": WORKFLOW})
+    made = make_origin(tmp_path, {**files, ".github/workflows/test.yml": workflow})
     with FakeGitHub(made.bare, repository=REPO, token=TOKEN) as fake:
         yield World(tmp_path, fake, made.bare, made.workspace, made.commits["main"], 0)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    with red_main(tmp_path, WORKFLOW) as made:
+        yield made
+
+
+def failed_on_main(world: World, *jobs: FakeJob) -> Any:
+    """A push's failed run on main (no pull request), its jobs as the API shows them."""
+    payload = world.failed_run(branch="main")
+    payload["workflow_run"]["pull_requests"] = []
+    run = payload["workflow_run"]
+    world.fake.add_run(run["id"], run["head_sha"], "main", list(jobs))
+    return payload
 
 
 def test_a_red_default_branch_gets_one_pr_against_it(
@@ -75,6 +93,7 @@ def test_a_red_default_branch_gets_one_pr_against_it(
 # The CI also runs ruff, in a job of its own that passed: the PR's CI runs it again, so a fix
 # that adds a ruff finding would turn it red. It is the run's "no new findings" gate, though the
 # repository configures no ruff (ruff's defaults, as the CI runs it).
+FAILED_TESTS = [("Run python -m pytest -q", "failure")]
 LINTED = WORKFLOW.replace(
     "jobs:\n",
     "jobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ruff check .\n",
@@ -84,18 +103,10 @@ LINTED = WORKFLOW.replace(
 def test_the_ci_s_passing_ruff_step_is_a_gate_a_fix_must_not_break(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    files = {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file()}
-    made = make_origin(tmp_path, {**files, ".github/workflows/test.yml": LINTED})
-    with FakeGitHub(made.bare, repository=REPO, token=TOKEN) as fake:
-        world = World(tmp_path, fake, made.bare, made.workspace, made.commits["main"], 0)
-        payload = world.failed_run(branch="main")
-        payload["workflow_run"]["pull_requests"] = []
-        run = payload["workflow_run"]
-        failed = FakeJob("test", "failure", [("Run python -m pytest -q", "failure")])
+    with red_main(tmp_path, LINTED) as world, ScriptedOpenAI([SLOPPY, GOOD]) as server:
         passed = FakeJob("lint", "success", [("Run ruff check .", "success")])
-        fake.add_run(run["id"], run["head_sha"], "main", [passed, failed])
-        with ScriptedOpenAI([SLOPPY, GOOD]) as server:
-            done = act(world, capsys, server, "workflow_run", payload)
+        payload = failed_on_main(world, passed, FakeJob("test", "failure", FAILED_TESTS))
+        done = act(world, capsys, server, "workflow_run", payload)
     assert done.code == 0, done.logs
     checks = done.evidence["config"]["checks"]
     assert [(c["name"], c["run"], c["kind"], c["gate"]) for c in checks] == [
@@ -107,3 +118,28 @@ def test_the_ci_s_passing_ruff_step_is_a_gate_a_fix_must_not_break(
     assert any(p.startswith("new ruff error calc.py:") for p in first["problems"]), first
     assert second["verdict"] == "pass" and done.evidence["status"] == "fixed"
     assert "import sys" not in done.evidence["diff"]
+
+
+# The CI runs a bare `mypy` (its targets in a configuration this checkout lacks): fixbot's mypy
+# cannot run it on the failing commit ("Missing target module"). A gate that cannot run guards
+# nothing and is no reason to stop before the model is asked: it is set aside, and said so.
+TYPED = WORKFLOW.replace(
+    "jobs:\n", "jobs:\n  types:\n    runs-on: ubuntu-latest\n    steps:\n      - run: mypy\n"
+)
+
+
+def test_a_ci_gate_that_cannot_run_at_baseline_is_set_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with red_main(tmp_path, TYPED) as world, ScriptedOpenAI([GOOD]) as server:
+        passed = FakeJob("types", "success", [("Run mypy", "success")])
+        payload = failed_on_main(world, passed, FakeJob("test", "failure", FAILED_TESTS))
+        done = act(world, capsys, server, "workflow_run", payload)
+        [pr] = world.fake.fixbot_pulls()
+    assert done.code == 0, done.logs
+    [aside] = done.evidence["baseline"]["set_aside"]
+    assert (aside["name"], aside["status"], aside["gate"]) == ("types", "error", True)
+    assert [c["name"] for c in done.evidence["baseline"]["checks"]] == ["tests"]
+    assert [a["verdict"] for a in done.evidence["attempts"]] == ["pass"]
+    assert [c["name"] for c in done.evidence["verification"]["checks"]] == ["tests"]
+    assert "set aside: it could not run on the failing commit" in pr.body

@@ -16,11 +16,10 @@ from fixbot.forge import JobSummary, Publisher, Trigger, pending_thread, runlog
 from fixbot.forge.github.actions import ActionEnv, FixJob, neutral
 from fixbot.forge.github.derive import Found, derive, one_line, proposed_checks
 from fixbot.forge.github.workflows import Workflow, WorkflowError, parse_workflow, steps_named
-from fixbot.records import FailedJob, StepNotRun
+from fixbot.records import FINDING_KINDS, FailedJob, StepNotRun
 from fixbot.secrets import redact
 from fixbot.snapshot import read_inside
 
-GUARDED = ("ruff", "ruff-format", "mypy")  # kinds whose findings a gate can compare
 MAX_NOT_RUN = 20  # failed steps (or commands in them) named as not run
 
 
@@ -112,7 +111,7 @@ def ci_checks(
                 why = "an install: fixbot's prepare step runs setup_command, not the CI's"
                 not_run.append(_not_run(where, shlex.join(install.argv), why))
     steps = workflow.steps if workflow and found else ()  # gates alone would check nothing
-    guards = [f for f in derive(steps, env.workspace).checks if f.kind in GUARDED]
+    guards = [f for f in derive(steps, env.workspace).checks if f.kind in FINDING_KINDS]
     passed = {item.argv for item in guards} - {item.argv for item in found}
     checks = proposed_checks([*found, *guards], gates=passed)
     log.get().info(
