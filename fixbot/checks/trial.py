@@ -145,7 +145,9 @@ def run_trial(
         try:
             if baseline is None or not selection:
                 parts, tampered = trial.run()
-                parts, aside = set_aside(parts) if baseline is None else (parts, [])
+                # Only a run of the untouched commit sets a gate aside, never a candidate's.
+                untouched = baseline is None and not patch_text
+                parts, aside = set_aside(parts) if untouched else (parts, [])
                 whole = aggregate(parts)
                 if aside:
                     whole["set_aside"] = aside

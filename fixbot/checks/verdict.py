@@ -79,7 +79,7 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
         return unfinished(attempt)
     if attempt.get("partial"):
         return reproduced(baseline, attempt) or [NOT_IN_FULL]
-    found: list[str] = []
+    found: list[str] = not_run(baseline, attempt)
     tests = counted(baseline, attempt)
     for test in failing_tests(baseline):
         outcome = tests[test]["outcome"] if test in tests else "missing"
@@ -103,6 +103,17 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
             f"{finding['message']} [{finding['code']}]"
         )
     return found
+
+
+def not_run(baseline: CheckResult, attempt: CheckResult) -> list[str]:
+    """A full run runs every check its baseline ran. One missing is named: a gate above all,
+    which has no test entry whose absence would show (a run that set it aside, or a root
+    that judged with other checks than the baseline's)."""
+    if "checks" not in baseline or "checks" not in attempt:
+        return []  # records from before per-check results
+    ran = {run["name"] for run in attempt["checks"]}
+    missing = [run["name"] for run in baseline["checks"] if run["name"] not in ran]
+    return [f"the check {name} did not run (it ran at baseline)" for name in missing]
 
 
 def unfinished(result: CheckResult) -> list[str]:

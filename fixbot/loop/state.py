@@ -163,9 +163,13 @@ def initial_state(
     )
 
 
+# Fields a state checkpointed by an earlier fixbot may lack (its run can still be resumed).
+ADDED_SINCE = frozenset({"checks"})
+
+
 def validate(state: Mapping[str, Any]) -> None:
     """Raise StateError unless every field exists and every routing field is well-typed."""
-    missing = sorted(set(FixState.__annotations__) - set(state))
+    missing = sorted(set(FixState.__annotations__) - set(state) - ADDED_SINCE)
     if missing:
         raise StateError(f"graph state is missing {', '.join(missing)}")
     for name, kind in ROUTING_FIELDS.items():
@@ -188,9 +192,10 @@ def validate(state: Mapping[str, Any]) -> None:
 
 
 def recorded_checks(state: Mapping[str, Any]) -> tuple[CheckSpec, ...]:
-    """The checks the run started with (its `checks` field); () where none were recorded."""
+    """The checks the run started with (its `checks` field); () where none were recorded (a
+    state checkpointed before fixbot recorded them: the config's apply)."""
     try:
-        return tuple(CheckSpec(**check) for check in state["checks"])
+        return tuple(CheckSpec(**check) for check in state.get("checks", []))
     except (TypeError, ValueError) as exc:
         raise StateError(f"graph state field 'checks' is not a list of checks: {exc}") from None
 

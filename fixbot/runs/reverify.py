@@ -88,7 +88,10 @@ def reverify(
         if not failing:
             problems.append("the recorded failure no longer reproduces at this commit")
         try:
-            after, tampered = run_trial(sandbox, snapshot, config, patch_text, index=index)
+            # Judged against the baseline, as the fix run was (its set-aside gates left out).
+            after, tampered = run_trial(
+                sandbox, snapshot, config, patch_text, baseline=before, index=index
+            )
         except DiffRejected as exc:
             return Reverification(False, [f"the diff does not apply: {exc}"], failing)
         problems += tampered_problems(tampered)

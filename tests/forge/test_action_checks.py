@@ -125,6 +125,54 @@ def test_the_failed_steps_become_the_runs_checks(world: World) -> None:
     assert '"ci_checks"' in run.logs
 
 
+def checks_for(
+    world: World, workflow: str, *failing: tuple[str, list[tuple[str, str]]]
+) -> list[tuple[str, str, str, bool]]:
+    commit(world, {".github/workflows/test.yml": workflow})
+    payload = world.failed_run()
+    register(world, payload, jobs(*failing))
+    runner = Runner()
+    run = world.run("workflow_run", payload, fix=runner)
+    assert run.code == 0, run.logs
+    [job] = runner.jobs
+    return [(c.name, c.run, c.kind, c.gate) for c in job.checks]
+
+
+def test_a_failed_step_the_file_names_otherwise_makes_no_gate_of_its_job(world: World) -> None:
+    """Found by the red team: the run's step "Typecheck" is "Types" in the trusted file now;
+    it may be any step of its job, so none of them is a mere gate."""
+    checks = checks_for(
+        world,
+        WORKFLOW,
+        ("lint", [("Run ruff check .", "success"), ("Typecheck", "failure")]),
+        ("test (3.11)", [("Install", "success"), ("Run pytest -q", "failure")]),
+    )
+    assert checks == [("tests", "pytest -q", "pytest", False)]
+
+
+SHARED_NAMES = """\
+name: test
+on: [push, pull_request]
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Check
+        run: pytest -q
+      - name: Check
+        run: mypy src
+"""
+
+
+def test_steps_that_share_a_failed_name_are_all_checks_that_must_pass(world: World) -> None:
+    """Found by the red team: two steps named "Check" failed; each may be either, so both
+    commands are checks that must pass, neither a gate."""
+    both = ("check", [("Check", "failure"), ("Check", "failure")])
+    checks = checks_for(world, SHARED_NAMES, both)
+    assert checks == [("tests", "pytest -q", "pytest", False), ("types", "mypy src", "mypy", False)]
+
+
 def test_a_config_that_names_its_checks_keeps_them(world: World) -> None:
     commit(world, {".github/workflows/test.yml": WORKFLOW, ".fixbot.yml": "test_command: pytest\n"})
     payload = world.failed_run()

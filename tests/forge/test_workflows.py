@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from fixbot.forge.github.workflows import WorkflowError, parse_workflow, steps_named
+from fixbot.forge.github.workflows import (
+    WorkflowError,
+    may_have_failed,
+    parse_workflow,
+    steps_named,
+)
 
 MATRIX = """\
 name: tests
@@ -89,12 +94,28 @@ def test_a_job_is_known_by_the_name_the_jobs_api_gives(
 def test_the_failed_steps_are_found_in_their_job() -> None:
     workflow = parse_workflow(MATRIX, "tests.yml")
     found = steps_named(workflow, "test (3.12, macos-latest)", ["Run pytest -q", "Post Run x"])
-    assert [getattr(step, "run", step) for step in found] == ["\npytest -q\n", "Post Run x"]
+    assert [step if isinstance(step, str) else [s.run for s in step] for step in found] == [
+        ["\npytest -q\n"],
+        "Post Run x",
+    ]
     [named] = steps_named(workflow, "lint", ["Type check"])
-    assert not isinstance(named, str) and named.run == "mypy src"
+    assert not isinstance(named, str) and [s.run for s in named] == ["mypy src"]
     # A job the file does not show by that name: its steps are looked for in every job.
     [anywhere] = steps_named(workflow, "renamed", ["Run mkdocs build"])
-    assert not isinstance(anywhere, str) and anywhere.job == "docs"
+    assert not isinstance(anywhere, str) and [s.job for s in anywhere] == ["docs"]
+
+
+def test_the_steps_that_may_have_failed_are_every_step_a_failed_name_could_be() -> None:
+    workflow = parse_workflow(MATRIX, "tests.yml")
+    lint, test = workflow.jobs[0], workflow.jobs[1]
+    [types] = [step for step in lint.steps if step.run == "mypy src"]
+    assert may_have_failed(workflow, [("lint", ["Type check"])]) == {types}
+    # A failed step the file shows by no name (renamed since): any step of its job may be it.
+    assert may_have_failed(workflow, [("lint", ["Typecheck"])]) == set(lint.steps)
+    assert may_have_failed(workflow, [("test (3.11, ubuntu-latest)", ["Post Run x"])]) == set(
+        test.steps
+    )
+    assert may_have_failed(workflow, []) == set()
 
 
 @pytest.mark.parametrize(

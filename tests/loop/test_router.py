@@ -230,6 +230,9 @@ def test_ill_typed_routing_field_fails_loudly(field: str, value: Any) -> None:
 def test_the_recorded_checks_come_back_as_checks() -> None:
     spec = CheckSpec("lint", "ruff check .", "ruff", gate=True)
     assert recorded_checks(state()) == ()  # none recorded: the config's apply
+    older = {k: v for k, v in state().items() if k != "checks"}  # checkpointed before them
+    validate(older)  # still resumable
+    assert recorded_checks(older) == ()
     assert recorded_checks({**state(), "checks": [asdict(spec)]}) == (spec,)
 
 

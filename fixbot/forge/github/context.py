@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
 from fixbot import log
 from fixbot.commands import CheckSpec
@@ -15,7 +16,13 @@ from fixbot.errors import ConfigError, FixbotError
 from fixbot.forge import JobSummary, Publisher, Trigger, pending_thread, runlog
 from fixbot.forge.github.actions import ActionEnv, FixJob, neutral
 from fixbot.forge.github.derive import Found, derive, one_line, proposed_checks
-from fixbot.forge.github.workflows import Workflow, WorkflowError, parse_workflow, steps_named
+from fixbot.forge.github.workflows import (
+    Workflow,
+    WorkflowError,
+    may_have_failed,
+    parse_workflow,
+    steps_named,
+)
 from fixbot.records import FINDING_KINDS, FailedJob, StepNotRun
 from fixbot.secrets import redact
 from fixbot.snapshot import read_inside
@@ -86,10 +93,10 @@ def ci_checks(
     """The failed run's failed steps as checks: matched by name to the `run:` steps of the
     run's workflow file in the trusted checkout (never a PR head's copy), split into argv by
     derive, never run through a shell; and each failed step (or command in it) fixbot does
-    not run, with why. The file's other ruff and mypy steps (any job; passed, or skipped after
-    the failure) come after them as "no new findings" gates: the PR's CI runs them too, so a
-    candidate that adds a finding would turn it red, while what they find at the failing
-    commit blocks nothing."""
+    not run, with why. The file's ruff and mypy steps known not to have failed (any job;
+    passed, or skipped after the failure) come after them as "no new findings" gates: the PR's
+    CI runs them too, so a candidate that adds a finding would turn it red, while what they
+    find at the failing commit blocks nothing."""
     failed = runlog.failed(jobs)
     if trigger.kind != "workflow_run" or not failed:
         return (), []
@@ -98,20 +105,19 @@ def ci_checks(
     not_run: list[StepNotRun] = []
     for job in failed:
         named = steps_named(workflow, job.name, job.failed_steps) if workflow else []
-        for api_name, step in zip(job.failed_steps, named or job.failed_steps, strict=True):
+        for api_name, steps in zip(job.failed_steps, named or job.failed_steps, strict=True):
             where = (one_line(job.name), one_line(api_name))
-            if isinstance(step, str):
+            if isinstance(steps, str):
                 why = unreadable or f"no step of {trigger.workflow_path} is shown by this name"
                 not_run.append(_not_run(where, "", why))
                 continue
-            derived = derive([step], env.workspace)
+            derived = derive(steps, env.workspace)
             found += derived.checks
             not_run += [_not_run(where, left.text, left.why) for left in derived.unmapped]
             for install in derived.installs:
                 why = "an install: fixbot's prepare step runs setup_command, not the CI's"
                 not_run.append(_not_run(where, shlex.join(install.argv), why))
-    steps = workflow.steps if workflow and found else ()  # gates alone would check nothing
-    guards = [f for f in derive(steps, env.workspace).checks if f.kind in FINDING_KINDS]
+    guards = _guards(workflow, failed, env.workspace) if workflow and found else []
     passed = {item.argv for item in guards} - {item.argv for item in found}
     checks = proposed_checks([*found, *guards], gates=passed)
     log.get().info(
@@ -121,6 +127,15 @@ def ci_checks(
         not_run=len(not_run),
     )
     return checks, not_run[:MAX_NOT_RUN]
+
+
+def _guards(workflow: Workflow, failed: Sequence[JobSummary], root: Path) -> list[Found]:
+    """The workflow's ruff and mypy commands in steps known not to have failed in this run
+    (a step a failed name may show, or any step of a job whose failed step the file no longer
+    shows, may be the failed one: never a mere gate)."""
+    suspect = may_have_failed(workflow, [(job.name, job.failed_steps) for job in failed])
+    steps = [step for step in workflow.steps if step not in suspect]
+    return [item for item in derive(steps, root).checks if item.kind in FINDING_KINDS]
 
 
 def _not_run(where: tuple[str, str], command: str, why: str) -> StepNotRun:

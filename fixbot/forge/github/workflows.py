@@ -140,16 +140,36 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def steps_named(workflow: Workflow, job_name: str, step_names: Sequence[str]) -> list[Step | str]:
-    """For each name the jobs API gave a failed step of job `job_name`: the workflow's step, or
-    the name itself when no step of the file is shown so. A job the file does not show by that
-    name (a reusable workflow's, a renamed one) is looked for in every job."""
-    jobs = [job for job in workflow.jobs if job.shown_as(job_name)] or list(workflow.jobs)
-    found: list[Step | str] = []
-    for step_name in step_names:
-        matches = [step for job in jobs for step in job.steps if _shows(step, step_name)]
-        found.extend(matches[:1] or [step_name])
+def steps_named(
+    workflow: Workflow, job_name: str, step_names: Sequence[str]
+) -> list[tuple[Step, ...] | str]:
+    """For each name the jobs API gave a failed step of job `job_name`: every step of the
+    workflow shown so (two steps may share a name: either may be the one that failed), or the
+    name itself when no step of the file is shown so. A job the file does not show by that name
+    (a reusable workflow's, a renamed one) is looked for in every job."""
+    jobs = _jobs_shown(workflow, job_name)
+    return [_matching(jobs, name) or name for name in step_names]
+
+
+def may_have_failed(workflow: Workflow, failed: Sequence[tuple[str, Sequence[str]]]) -> set[Step]:
+    """The steps that may be the failed ones, for each (job name, failed step names) the jobs
+    API gave: every step a failed name shows, and every step of a job with a failed step that
+    no step of the file shows (renamed since: it may be any of them). Only the other steps are
+    known not to have failed."""
+    found: set[Step] = set()
+    for job_name, step_names in failed:
+        jobs = _jobs_shown(workflow, job_name)
+        for name in step_names:
+            found |= set(_matching(jobs, name) or (s for job in jobs for s in job.steps))
     return found
+
+
+def _jobs_shown(workflow: Workflow, job_name: str) -> list[Job]:
+    return [job for job in workflow.jobs if job.shown_as(job_name)] or list(workflow.jobs)
+
+
+def _matching(jobs: Sequence[Job], step_name: str) -> tuple[Step, ...]:
+    return tuple(step for job in jobs for step in job.steps if _shows(step, step_name))
 
 
 def _shows(step: Step, api_name: str) -> bool:
