@@ -33,7 +33,15 @@ from collections import Counter
 from collections.abc import Collection
 
 from fixbot.checks.part import TEST_KINDS, entry_of
-from fixbot.records import COMPLETED, FAILING, CaseResult, CheckResult, Finding, failing_tests
+from fixbot.records import (
+    COMPLETED,
+    FAILING,
+    CaseResult,
+    CheckResult,
+    CheckRun,
+    Finding,
+    failing_tests,
+)
 
 
 def _key(finding: Finding) -> tuple[str, str, str, str]:
@@ -111,9 +119,15 @@ def not_run(baseline: CheckResult, attempt: CheckResult) -> list[str]:
     that judged with other checks than the baseline's)."""
     if "checks" not in baseline or "checks" not in attempt:
         return []  # records from before per-check results
-    ran = {run["name"] for run in attempt["checks"]}
-    missing = [run["name"] for run in baseline["checks"] if run["name"] not in ran]
+    ran = {_same(run) for run in attempt["checks"]}
+    missing = [run["name"] for run in baseline["checks"] if _same(run) not in ran]
     return [f"the check {name} did not run (it ran at baseline)" for name in missing]
+
+
+def _same(run: CheckRun) -> tuple[str, str, bool]:
+    """What makes a check the baseline's: its name, its kind, and whether it is a gate (not its
+    command, which fixbot pins or rewrites between runs)."""
+    return (run["name"], run["kind"], run["gate"])
 
 
 def unfinished(result: CheckResult) -> list[str]:

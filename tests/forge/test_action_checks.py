@@ -150,6 +150,23 @@ def test_a_failed_step_the_file_names_otherwise_makes_no_gate_of_its_job(world: 
     assert checks == [("tests", "pytest -q", "pytest", False)]
 
 
+def test_the_step_a_job_timeout_stopped_is_a_failed_step(world: World) -> None:
+    """Found by the second red team: a job that timed out names no step "failure" (the step
+    its timeout stopped is "cancelled"): that step is a failed one (a check that must pass),
+    never a mere gate; the step that passed before it stays a gate."""
+    checks = checks_for(
+        world,
+        WORKFLOW,
+        ("lint", [("Run ruff check .", "success"), ("Types", "cancelled")]),
+        ("test (3.11)", [("Install", "success"), ("Run pytest -q", "failure")]),
+    )
+    assert checks == [
+        ("types", "mypy src", "mypy", False),
+        ("tests", "pytest -q", "pytest", False),
+        ("lint", "ruff check .", "ruff", True),
+    ]
+
+
 SHARED_NAMES = """\
 name: test
 on: [push, pull_request]

@@ -116,6 +116,8 @@ def test_the_steps_that_may_have_failed_are_every_step_a_failed_name_could_be() 
         test.steps
     )
     assert may_have_failed(workflow, []) == set()
+    # A failed job with no step named failed (cut short by a timeout): any of its steps.
+    assert may_have_failed(workflow, [("lint", [])]) == set(lint.steps)
 
 
 @pytest.mark.parametrize(

@@ -313,5 +313,9 @@ def _job(job: WorkflowJob) -> JobSummary:
         id=job.id,
         name=job.name or "",
         conclusion=job.conclusion or "",
-        failed_steps=tuple(step.name for step in job.steps if step.conclusion == "failure"),
+        failed_steps=tuple(step.name for step in job.steps if step.conclusion in _FAILED),
     )
+
+
+# A step that failed, or was stopped where it stood (the step a job's timeout cut short).
+_FAILED = ("failure", "timed_out", "cancelled")

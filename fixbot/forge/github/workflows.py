@@ -154,11 +154,13 @@ def steps_named(
 def may_have_failed(workflow: Workflow, failed: Sequence[tuple[str, Sequence[str]]]) -> set[Step]:
     """The steps that may be the failed ones, for each (job name, failed step names) the jobs
     API gave: every step a failed name shows, and every step of a job with a failed step that
-    no step of the file shows (renamed since: it may be any of them). Only the other steps are
-    known not to have failed."""
+    no step of the file shows (renamed since: it may be any of them) or with no step named
+    failed at all. Only the other steps are known not to have failed."""
     found: set[Step] = set()
     for job_name, step_names in failed:
         jobs = _jobs_shown(workflow, job_name)
+        if not step_names:  # failed with no step named failed: any step may be the cause
+            found |= {step for job in jobs for step in job.steps}
         for name in step_names:
             found |= set(_matching(jobs, name) or (s for job in jobs for s in job.steps))
     return found
