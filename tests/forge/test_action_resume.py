@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,12 +36,13 @@ class Action:
     evidence: dict[str, Any]
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
+@contextmanager
+def feature_pr(tmp_path: Path, extra: dict[str, str]) -> Iterator[World]:
+    """The example with `extra` files on main; the failing commit on a feature branch with an
+    open PR by a writer; main is the trusted checkout."""
     files = {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file()}
-    made = make_origin(tmp_path, {**files, ".fixbot.yml": CONFIG})
+    made = make_origin(tmp_path, {**files, **extra})
     work = made.workspace
-    # The failing commit is on a feature branch with an open PR; main is the trusted checkout.
     git(work, "checkout", "-q", "-b", "feature")
     (work / "NOTES.md").write_text("a change that leaves mean() broken\n")
     git(work, "add", "NOTES.md")
@@ -52,6 +54,12 @@ def world(tmp_path: Path) -> Iterator[World]:
         fake.permissions.update(writer="write")
         source = fake.add_pull("feature", user="writer")
         yield World(tmp_path, fake, made.bare, work, failing, source)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    with feature_pr(tmp_path, {".fixbot.yml": CONFIG}) as made:
+        yield made
 
 
 def act(
@@ -210,27 +218,14 @@ jobs:
 def test_a_resumed_run_judges_by_the_checks_its_baseline_ran(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    files = {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file()}
-    files.update({".github/workflows/test.yml": COMMAND_WORKFLOW, "check_mean.py": CHECK_SCRIPT})
-    made = make_origin(tmp_path, files)
-    work = made.workspace
-    git(work, "checkout", "-q", "-b", "feature")
-    (work / "NOTES.md").write_text("a change that leaves mean() broken\n")
-    git(work, "add", "NOTES.md")
-    git(work, "-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "notes")
-    git(work, "push", "-q", "origin", "feature")
-    failing = git(work, "rev-parse", "HEAD").strip()
-    git(work, "checkout", "-q", "main")
     monkeypatch.chdir(tmp_path)
-    with FakeGitHub(made.bare, repository=REPO, token=TOKEN) as fake:
-        fake.permissions.update(writer="write")
-        world = World(
-            tmp_path, fake, made.bare, work, failing, fake.add_pull("feature", user="writer")
-        )
+    extra = {".github/workflows/test.yml": COMMAND_WORKFLOW, "check_mean.py": CHECK_SCRIPT}
+    with feature_pr(tmp_path, extra) as world:
         payload = world.failed_run()
         run = payload["workflow_run"]
         steps = [("Run python check_mean.py", "failure")]
-        fake.add_run(run["id"], failing, "feature", [FakeJob("check", "failure", steps)])
+        jobs = [FakeJob("check", "failure", steps)]
+        world.fake.add_run(run["id"], world.failing_sha, "feature", jobs)
         with ScriptedOpenAI([wrong(1), GOOD]) as server:
             first = act(world, capsys, server, "workflow_run", payload, FIXBOT_MAX_ITERATIONS="1")
             assert first.evidence["status"] == "escalated", first.logs

@@ -1,11 +1,13 @@
 """Found by the red team (87cf58c): the LangGraph server's resume builds its checks from the
 config read at resume time, not from the checks its baseline ran; a check the baseline ran and
-the attempt did not (a gate turned off since) makes no attempt a pass."""
+the attempt did not (a gate turned off since, or swapped for a namesake command) makes no
+attempt a pass."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -38,7 +40,14 @@ TYPED_WRONG = reply(
 )
 
 
-def test_a_served_resume_is_judged_by_the_checks_its_baseline_ran(tmp_path: Path) -> None:
+# Same check names as the baseline's legacy checks (types, tests); "types" is no mypy now.
+RENAMED = "checks:\n  - {name: types, run: 'true'}\n  - {name: tests, run: python -m pytest}\n"
+
+
+def answered_after(tmp_path: Path, later: str) -> Any:
+    """The served run escalated after two wrong attempts; the checkout moves on (a later commit
+    writes `later` as its .fixbot.yml) before the answer, whose attempt fixes the tests and adds
+    a type error. What the resumed graph returns."""
     repo = make_repo(tmp_path / "repo", {".fixbot.yml": STRICT})
     with ScriptedOpenAI([wrong(1), wrong(2), TYPED_WRONG]) as model:
         environ = {"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": model.base_url}
@@ -49,14 +58,27 @@ def test_a_served_resume_is_judged_by_the_checks_its_baseline_ran(tmp_path: Path
         run = {"configurable": {"thread_id": "t1"}, "recursion_limit": 200}
         graph.invoke({"hint": ""}, run, context=settings)
         assert graph.get_state(run).next == ("fix",)  # paused: escalated after 2 attempts
-        # The checkout moves on before the answer (a later commit turns the types gate off).
-        (repo / ".fixbot.yml").write_text(LOOSE)
-        git(repo, "-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qam", "loose")
+        (repo / ".fixbot.yml").write_text(later)
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qam", "later")
         answer = {"action": "continue", "hint": "", "extra_iterations": 1}
-        done = graph.invoke(Command(resume=answer), run, context=settings)
+        return graph.invoke(Command(resume=answer), run, context=settings)
+
+
+def test_a_served_resume_is_judged_by_the_checks_its_baseline_ran(tmp_path: Path) -> None:
+    done = answered_after(tmp_path, LOOSE)  # a later commit turns the types gate off
     # The served resume builds its checks from the configuration it reads then (the types
     # gate off); the baseline ran that gate, so no attempt without it is a pass (verdict.not_run).
     [pause] = done["__interrupt__"]
     last = pause.value["attempts"][-1]
     assert (last["number"], last["verdict"]) == (3, "fail")
     assert last["problems"] == ["the check types did not run (it ran at baseline)"]
+
+
+def test_a_served_resume_cannot_swap_a_gate_for_a_namesake(tmp_path: Path) -> None:
+    """Found by the second red team (3db6b55): a later `checks:` reusing the baseline's names
+    ("types" now a harmless command) satisfied a by-name not_run; a check is the baseline's
+    only by its name, kind and gate-ness."""
+    done = answered_after(tmp_path, RENAMED)
+    pauses = done.get("__interrupt__")
+    last = pauses[0].value["attempts"][-1] if pauses else done["attempts"][-1]
+    assert last["verdict"] != "pass", f"a new type error passed: {last['problems']}"
