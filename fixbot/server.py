@@ -6,12 +6,13 @@ environment, never from a request. Two nodes wrap the loop:
 
     START -> pin -> fix -> END
 
-`pin` records the thread id and the commit (HEAD unless one is named), so a resume snapshots the
-same commit. `fix` builds the real dependencies with the same assembly as `fixbot fix`
-(runs.open_clients / deps_for: the strong model, the money cap's prices, the secrets redacted) and
-runs the loop (loop/graph.py) as a subgraph with them as its context: its checkpoints, its
-interrupt() and the answer (`Command(resume=...)` through the runs API, as `fixbot resume`
-sends) live in the server's thread, its lessons in the server's store.
+`pin` records the thread id, the commit (HEAD unless one is named) and the checks a run of it
+starts with, so a resume snapshots the same commit and is judged by the checks its baseline ran,
+not by the configuration it reads then. `fix` builds the real dependencies with the same
+assembly as `fixbot fix` (runs.open_clients / deps_for: the strong model, the money cap's
+prices, the secrets redacted) and runs the loop (loop/graph.py) as a subgraph with them as its
+context: its checkpoints, its interrupt() and the answer (`Command(resume=...)` through the runs
+API, as `fixbot resume` sends) live in the server's thread, its lessons in the server's store.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server
 from fixbot.config import Inputs, load_config
 from fixbot.errors import UsageError
 from fixbot.loop import FixState, Update, build_graph, recursion_limit, validate
-from fixbot.runs import deps_for, open_clients, start_state
+from fixbot.runs import checks_at, deps_for, judged_by, open_clients, start_state
 from fixbot.snapshot import find_root, pin_commit, resolve_commit
 
 
@@ -64,6 +65,9 @@ def make_graph() -> CompiledStateGraph[FixState, RunSettings, RunInput, FixState
 def server_graph(
     environ: Mapping[str, str],
 ) -> CompiledStateGraph[FixState, RunSettings, RunInput, FixState]:
+    def pin(state: FixState, runtime: Runtime[RunSettings]) -> Update:
+        return pin_run(settings_of(runtime), environ)
+
     def fix(state: FixState, runtime: Runtime[RunSettings]) -> Update:
         return run_loop(state, settings_of(runtime), environ, runtime.store)
 
@@ -76,11 +80,13 @@ def server_graph(
     return graph.compile()
 
 
-def pin(state: FixState, runtime: Runtime[RunSettings]) -> Update:
-    settings = settings_of(runtime)
+def pin_run(settings: RunSettings, environ: Mapping[str, str]) -> Update:
+    """The thread, the commit and its checks, checkpointed before the loop can pause."""
     root = find_root(Path(settings.repo))
     commit = resolve_commit(root, settings.commit) if settings.commit else pin_commit(root)
-    return {"thread_id": str(get_config()["configurable"]["thread_id"]), "commit": commit}
+    config = load_config(root, overrides=inputs(settings, environ).overrides())
+    thread = str(get_config()["configurable"]["thread_id"])
+    return {"thread_id": thread, "commit": commit, "checks": checks_at(root, commit, config)}
 
 
 def settings_of(runtime: Runtime[RunSettings]) -> RunSettings:
@@ -101,7 +107,7 @@ def run_loop(
     are those `fixbot fix` builds (the strong model, the secrets it redacts), the lessons kept
     in the server's own store."""
     root = find_root(Path(settings.repo))
-    config = load_config(root, overrides=inputs(settings, environ).overrides())
+    config = judged_by(load_config(root, overrides=inputs(settings, environ).overrides()), state)
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-server-"))
     thread, commit = state["thread_id"], state["commit"]
     try:
@@ -109,6 +115,7 @@ def run_loop(
             deps = deps_for(clients, config, root, commit, workdir)
             hint, manifest = state.get("hint", ""), deps.snapshot.manifest
             start = start_state(thread, commit, config, clients, hint=hint, manifest=manifest)
+            start["checks"] = state.get("checks", [])
             validate(start)
             # On a resume the subgraph ignores `start` and continues from its own checkpoint.
             iterations = config.max_iterations + config.resume.max_extra_iterations

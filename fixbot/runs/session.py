@@ -208,15 +208,11 @@ def drive(
         if not isinstance(start, dict):
             saved = graph.get_state(run_config(thread, 1)).values
             validate(saved)
-            # A resumed run (an answer, a crash, a fork) is judged by the checks its baseline
-            # ran, not by those the config gives now (the Action's came from a failed CI run
-            # that a `/fix` comment does not carry; a configuration may have changed since).
-            recorded = recorded_checks(saved)
-            config = replace(config, checks=recorded) if recorded else config
+            config = judged_by(config, saved)
         deps = deps_for(clients, config, repo, commit, workdir)
         snapshot = deps.snapshot
         if isinstance(start, dict):
-            checks = [asdict(check) for check in checks_of(config, reader(snapshot.tree))]
+            checks = checks_record(config, snapshot.tree)
             start = FixState(**{**start, "manifest": dict(snapshot.manifest), "checks": checks})
             validate(start)
         settings = run_config(thread, iterations or config.max_iterations)
@@ -231,6 +227,31 @@ def drive(
                 else:
                     clients.observe(node, update if isinstance(update, dict) else {})
         return result_of(graph.get_state(settings).values, repo, config, clients.sandbox)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def judged_by(config: Config, state: Mapping[str, Any]) -> Config:
+    """The config a resumed run (an answer, a crash, a fork, a served resume) is judged by: the
+    checks its baseline ran, recorded in its state, not those the config gives now (the Action's
+    came from a failed CI run that a `/fix` comment does not carry; a configuration may have
+    changed since). A state recorded before fixbot kept its checks: the config's."""
+    recorded = recorded_checks(state)
+    return replace(config, checks=recorded) if recorded else config
+
+
+def checks_record(config: Config, tree: Path) -> list[dict[str, Any]]:
+    """The checks a run of this tree starts with, as its state records them."""
+    return [asdict(check) for check in checks_of(config, reader(tree))]
+
+
+def checks_at(repo: Path, commit: str, config: Config) -> list[dict[str, Any]]:
+    """checks_record for a commit, read from its own export (the server records them when it
+    pins the commit, before the run can pause)."""
+    workdir = Path(tempfile.mkdtemp(prefix="fixbot-checks-"))
+    try:
+        snapshot = take_snapshot(repo, config.protected_paths, workdir, commit)
+        return checks_record(config, snapshot.tree)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -1,7 +1,7 @@
-"""Found by the red team (87cf58c): the LangGraph server's resume builds its checks from the
-config read at resume time, not from the checks its baseline ran; a check the baseline ran and
-the attempt did not (a gate turned off since, or swapped for a namesake command) makes no
-attempt a pass."""
+"""Found by the red team (87cf58c): the LangGraph server's resume built its checks from the
+config read at resume time, not from the checks its baseline ran. The verdict's not_run made a
+weaker config refuse every attempt; now `pin` records the checks when it pins the commit, and a
+served resume is judged by them, as the CLI's and the Action's are."""
 
 from __future__ import annotations
 
@@ -66,12 +66,13 @@ def answered_after(tmp_path: Path, later: str) -> Any:
 
 def test_a_served_resume_is_judged_by_the_checks_its_baseline_ran(tmp_path: Path) -> None:
     done = answered_after(tmp_path, LOOSE)  # a later commit turns the types gate off
-    # The served resume builds its checks from the configuration it reads then (the types
-    # gate off); the baseline ran that gate, so no attempt without it is a pass (verdict.not_run).
+    # The resume keeps the checks pinned with the commit (the types gate on): the answer's
+    # attempt fixes the tests and is refused for the type error it adds.
     [pause] = done["__interrupt__"]
     last = pause.value["attempts"][-1]
     assert (last["number"], last["verdict"]) == (3, "fail")
-    assert last["problems"] == ["the check types did not run (it ran at baseline)"]
+    [problem] = last["problems"]
+    assert problem.startswith("new mypy error calc.py:16: Incompatible return value type"), problem
 
 
 def test_a_served_resume_cannot_swap_a_gate_for_a_namesake(tmp_path: Path) -> None:
