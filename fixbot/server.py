@@ -6,13 +6,14 @@ environment, never from a request. Two nodes wrap the loop:
 
     START -> pin -> fix -> END
 
-`pin` records the thread id, the commit (HEAD unless one is named) and the checks a run of it
-starts with, so a resume snapshots the same commit and is judged by the checks its baseline ran,
-not by the configuration it reads then. `fix` builds the real dependencies with the same
-assembly as `fixbot fix` (runs.open_clients / deps_for: the strong model, the money cap's
-prices, the secrets redacted) and runs the loop (loop/graph.py) as a subgraph with them as its
-context: its checkpoints, its interrupt() and the answer (`Command(resume=...)` through the runs
-API, as `fixbot resume` sends) live in the server's thread, its lessons in the server's store.
+`pin` records the thread id, the commit (HEAD unless one is named), and the checks and the
+protected files a run of it starts with, so a resume snapshots the same commit and is judged by
+the checks its baseline ran and the files it protected, not by the configuration it reads then.
+`fix` builds the real dependencies with the same assembly as `fixbot fix` (runs.open_clients /
+deps_for: the strong model, the money cap's prices, the secrets redacted) and runs the loop
+(loop/graph.py) as a subgraph with them as its context: its checkpoints, its interrupt() and the
+answer (`Command(resume=...)` through the runs API, as `fixbot resume` sends) live in the
+server's thread, its lessons in the server's store.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing_extensions import TypedDict  # pydantic reads it on 3.11 (the server
 from fixbot.config import Inputs, load_config
 from fixbot.errors import UsageError
 from fixbot.loop import FixState, Update, build_graph, recursion_limit, validate
-from fixbot.runs import checks_at, deps_for, judged_by, open_clients, start_state
+from fixbot.runs import deps_for, judged_by, open_clients, recorded_at, start_state
 from fixbot.snapshot import find_root, pin_commit, resolve_commit
 
 
@@ -81,12 +82,13 @@ def server_graph(
 
 
 def pin_run(settings: RunSettings, environ: Mapping[str, str]) -> Update:
-    """The thread, the commit and its checks, checkpointed before the loop can pause."""
+    """The thread, the commit, its checks and protected files, checkpointed before the loop
+    can pause."""
     root = find_root(Path(settings.repo))
     commit = resolve_commit(root, settings.commit) if settings.commit else pin_commit(root)
     config = load_config(root, overrides=inputs(settings, environ).overrides())
     thread = str(get_config()["configurable"]["thread_id"])
-    return {"thread_id": thread, "commit": commit, "checks": checks_at(root, commit, config)}
+    return {"thread_id": thread, "commit": commit, **recorded_at(root, commit, config)}
 
 
 def settings_of(runtime: Runtime[RunSettings]) -> RunSettings:
@@ -115,7 +117,8 @@ def run_loop(
             deps = deps_for(clients, config, root, commit, workdir)
             hint, manifest = state.get("hint", ""), deps.snapshot.manifest
             start = start_state(thread, commit, config, clients, hint=hint, manifest=manifest)
-            start["checks"] = state.get("checks", [])
+            if "checks" in state:  # a thread pinned before fixbot recorded them has none
+                start["checks"] = state["checks"]
             validate(start)
             # On a resume the subgraph ignores `start` and continues from its own checkpoint.
             iterations = config.max_iterations + config.resume.max_extra_iterations

@@ -213,7 +213,7 @@ FACES: dict[str, set[str]] = {
         "NO_MODEL",
         "answer",
         "checkpointer_for",
-        "checks_at",
+        "recorded_at",
         "choose_sandbox",
         "deps_for",
         "fork_fix",

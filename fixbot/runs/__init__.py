@@ -3,7 +3,7 @@
 open_clients / deps_for      the real clients of one run, and the nodes' dependencies
 run_fix / resume_fix          a request run (or resumed after a crash), an answer applied
 fork_fix                      a thread continued from an earlier attempt, in a new thread
-checks_at / judged_by         the checks a run starts with, recorded; the config a resume uses
+recorded_at / judged_by       what a run records when it starts; the config a resume uses
 reverify                      `fixbot verify`: a recorded fix checked again from scratch
 """
 
@@ -15,9 +15,9 @@ from fixbot.runs.fork import fork_fix, fork_id
 from fixbot.runs.reverify import load_evidence, reverify
 from fixbot.runs.session import (
     FixRequest,
-    checks_at,
     deps_for,
     judged_by,
+    recorded_at,
     request_for,
     resume_fix,
     run_fix,
@@ -31,7 +31,6 @@ __all__ = [
     "FixRequest",
     "answer",
     "checkpointer_for",
-    "checks_at",
     "choose_sandbox",
     "deps_for",
     "fork_fix",
@@ -40,6 +39,7 @@ __all__ = [
     "load_evidence",
     "open_clients",
     "prune_threads",
+    "recorded_at",
     "request_for",
     "resume_fix",
     "reverify",

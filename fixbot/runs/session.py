@@ -33,7 +33,7 @@ from fixbot.records import FailedJob
 from fixbot.report import FixResult
 from fixbot.runs.clients import NO_MODEL, Clients, build_deps
 from fixbot.runs.results import result_of
-from fixbot.snapshot import Snapshot, resolve_commit, take_snapshot
+from fixbot.snapshot import Snapshot, is_protected, resolve_commit, take_snapshot
 
 
 @dataclass(frozen=True)
@@ -235,9 +235,17 @@ def judged_by(config: Config, state: Mapping[str, Any]) -> Config:
     """The config a resumed run (an answer, a crash, a fork, a served resume) is judged by: the
     checks its baseline ran, recorded in its state, not those the config gives now (the Action's
     came from a failed CI run that a `/fix` comment does not carry; a configuration may have
-    changed since). A state recorded before fixbot kept its checks: the config's."""
+    changed since); a state recorded before fixbot kept its checks: the config's. And every
+    file the run started with protected stays protected (its manifest), whatever the config's
+    globs say now; only a path no glob of the config covers is added, as itself."""
     recorded = recorded_checks(state)
-    return replace(config, checks=recorded) if recorded else config
+    manifest = state.get("manifest", {})
+    kept = [path for path in manifest if not is_protected(path, config.protected_paths)]
+    return replace(
+        config,
+        checks=recorded or config.checks,
+        protected_paths=(*config.protected_paths, *sorted(kept)),
+    )
 
 
 def checks_record(config: Config, tree: Path) -> list[dict[str, Any]]:
@@ -245,13 +253,17 @@ def checks_record(config: Config, tree: Path) -> list[dict[str, Any]]:
     return [asdict(check) for check in checks_of(config, reader(tree))]
 
 
-def checks_at(repo: Path, commit: str, config: Config) -> list[dict[str, Any]]:
-    """checks_record for a commit, read from its own export (the server records them when it
-    pins the commit, before the run can pause)."""
+def recorded_at(repo: Path, commit: str, config: Config) -> dict[str, Any]:
+    """What a run of a commit records when it starts, read from the commit's own export: its
+    checks and its manifest of protected files (the server records them when it pins the
+    commit, before the run can pause)."""
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-checks-"))
     try:
         snapshot = take_snapshot(repo, config.protected_paths, workdir, commit)
-        return checks_record(config, snapshot.tree)
+        return {
+            "checks": checks_record(config, snapshot.tree),
+            "manifest": dict(snapshot.manifest),
+        }
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -16,7 +16,7 @@ from langgraph.types import Command
 from fixbot.server import RunSettings, server_graph
 from tests.conftest import API_KEY, git, make_repo
 from tests.fake_openai import SCRIPTED_MODEL, ScriptedOpenAI
-from tests.fakes import reply, wrong
+from tests.fakes import GOOD, reply, wrong
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
@@ -44,12 +44,14 @@ TYPED_WRONG = reply(
 RENAMED = "checks:\n  - {name: types, run: 'true'}\n  - {name: tests, run: python -m pytest}\n"
 
 
-def answered_after(tmp_path: Path, later: str) -> Any:
-    """The served run escalated after two wrong attempts; the checkout moves on (a later commit
-    writes `later` as its .fixbot.yml) before the answer, whose attempt fixes the tests and adds
-    a type error. What the resumed graph returns."""
-    repo = make_repo(tmp_path / "repo", {".fixbot.yml": STRICT})
-    with ScriptedOpenAI([wrong(1), wrong(2), TYPED_WRONG]) as model:
+def answered_after(
+    tmp_path: Path, later: str, first: str = STRICT, answer_reply: str = TYPED_WRONG
+) -> Any:
+    """The served run (`first` its .fixbot.yml) escalated after two wrong attempts; the checkout
+    moves on (a later commit writes `later`) before the answer, whose attempt is `answer_reply`
+    (by default: fixes the tests and adds a type error). What the resumed graph returns."""
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": first})
+    with ScriptedOpenAI([wrong(1), wrong(2), answer_reply]) as model:
         environ = {"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": model.base_url}
         graph = server_graph(environ)
         graph.checkpointer = InMemorySaver()
@@ -83,3 +85,18 @@ def test_a_served_resume_cannot_swap_a_gate_for_a_namesake(tmp_path: Path) -> No
     pauses = done.get("__interrupt__")
     last = pauses[0].value["attempts"][-1] if pauses else done["attempts"][-1]
     assert last["verdict"] != "pass", f"a new type error passed: {last['problems']}"
+
+
+def test_a_served_resume_keeps_the_files_its_run_protected(tmp_path: Path) -> None:
+    """Found by the red team (18e967b): a resume read the protected globs from the config of
+    its time, so a later commit dropping a glob let the answer's attempt edit a file the run had
+    protected (its manifest, and the report, still said so). Every file of the run's manifest
+    stays protected on every resume (the CLI's, the Action's, a fork and the server's)."""
+    gates = "gates: {lint: false, types: false}\nverification: {minimize: false}\n"
+    first = gates + "protected_paths: [calc.py]\n"
+    done = answered_after(tmp_path, gates, first=first, answer_reply=GOOD)
+    assert "calc.py" in done["manifest"]
+    assert not (done.get("status") == "fixed" and "calc.py" in done.get("final_diff", "")), done
+    [pause] = done["__interrupt__"]
+    last = pause.value["attempts"][-1]
+    assert last["number"] == 3 and last["verdict"] != "pass", last

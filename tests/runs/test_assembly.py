@@ -15,7 +15,7 @@ from fixbot.cli.fix import inputs as cli_inputs
 from fixbot.config import Inputs, load_config
 from fixbot.errors import UsageError
 from fixbot.loop import Deps
-from fixbot.runs import deps_for, open_clients
+from fixbot.runs import deps_for, judged_by, open_clients, recorded_at
 from fixbot.snapshot import pin_commit
 from tests.conftest import API_KEY, make_repo, read_example
 from tests.fake_openai import ScriptedOpenAI
@@ -98,3 +98,17 @@ def test_a_server_run_cannot_send_the_servers_key_elsewhere() -> None:
     settings = server.RunSettings(repo="/r", base_url="http://attacker.example/v1")
     with pytest.raises(UsageError, match="cannot name its own base_url"):
         server.inputs(settings, {"OPENAI_BASE_URL": "http://own/v1"})
+
+
+def test_a_resume_is_judged_by_what_its_run_recorded(tmp_path: Path) -> None:
+    """judged_by, the one rule for every resume: the recorded checks replace the config's, and
+    every protected file of the run's manifest stays protected (only those no glob covers are
+    added, so the prompt's list of globs does not grow by the tests' files)."""
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": "protected_paths: [calc.py]\n"})
+    recorded = recorded_at(repo, pin_commit(repo), load_config(repo))
+    assert "calc.py" in recorded["manifest"] and "tests/test_calc.py" in recorded["manifest"]
+    later = load_config(make_repo(tmp_path / "later", {".fixbot.yml": "gates: {lint: false}\n"}))
+    judged = judged_by(later, recorded)
+    assert [c["name"] for c in recorded["checks"]] == [c.name for c in judged.checks]
+    assert judged.protected_paths == (*later.protected_paths, "calc.py")
+    assert judged_by(later, {"manifest": {}}) == later  # recorded before fixbot kept its checks
