@@ -117,8 +117,9 @@ def run_loop(
             deps = deps_for(clients, config, root, commit, workdir)
             hint, manifest = state.get("hint", ""), deps.snapshot.manifest
             start = start_state(thread, commit, config, clients, hint=hint, manifest=manifest)
-            if "checks" in state:  # a thread pinned before fixbot recorded them has none
-                start["checks"] = state["checks"]
+            for field in ("checks", "protected_globs"):  # a thread pinned before: none
+                if field in state:
+                    start[field] = state[field]
             validate(start)
             # On a resume the subgraph ignores `start` and continues from its own checkpoint.
             iterations = config.max_iterations + config.resume.max_extra_iterations

@@ -73,8 +73,11 @@ def screened(attempt: Attempt, state: FixState, deps: Deps) -> Screened:
         patch = parse_reply(attempt["reply"], read, deps.files, attempt.get("asked", []))
     except DiffRejected as exc:
         return Screened("", list(exc.problems), [])
+    # The files the run protected when it started stay protected (a resume's config may have
+    # dropped their glob since): its manifest, path by path.
+    started = state["manifest"]
     kept, dropped = salvage(
-        patch, protected=deps.protected_globs, allowed=state["allowed_protected"]
+        patch, protected=deps.protected_globs, allowed=state["allowed_protected"], files=started
     )
     notes = []
     if kept is not None and dropped:
@@ -90,6 +93,7 @@ def screened(attempt: Attempt, state: FixState, deps: Deps) -> Screened:
         allowed=state["allowed_protected"],
         failing=failing_tests(baseline_of(state)),
         strictness=deps.config.policy,
+        files=started,
     )
     return Screened("" if problems else patch.diff, problems, notes)
 

@@ -55,6 +55,8 @@ class FixState(TypedDict):
     # The run's checks (CheckSpec fields), fixed when it starts: a resumed run is judged by the
     # checks its baseline ran, whatever the config says then (runs/session.py).
     checks: list[dict[str, Any]]
+    # The protected globs it started with: a resume protects these too (runs/session.py).
+    protected_globs: list[str]
     baseline: CheckResult | None
     # Routing fields: the router reads exactly these.
     attempt: int  # generate calls so far
@@ -121,12 +123,14 @@ def initial_state(
     hint: str = "",
     ci_jobs: Sequence[FailedJob] = (),
     checks: Sequence[Mapping[str, Any]] = (),
+    protected_globs: Sequence[str] = (),
 ) -> FixState:
     return FixState(
         thread_id=thread_id,
         commit=commit,
         manifest=dict(manifest),
         checks=[dict(check) for check in checks],
+        protected_globs=list(protected_globs),
         baseline=None,
         attempt=0,
         max_iterations=max_iterations,
@@ -164,7 +168,7 @@ def initial_state(
 
 
 # Fields a state checkpointed by an earlier fixbot may lack (its run can still be resumed).
-ADDED_SINCE = frozenset({"checks"})
+ADDED_SINCE = frozenset({"checks", "protected_globs"})
 
 
 def validate(state: Mapping[str, Any]) -> None:

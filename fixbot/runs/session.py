@@ -33,7 +33,7 @@ from fixbot.records import FailedJob
 from fixbot.report import FixResult
 from fixbot.runs.clients import NO_MODEL, Clients, build_deps
 from fixbot.runs.results import result_of
-from fixbot.snapshot import Snapshot, is_protected, resolve_commit, take_snapshot
+from fixbot.snapshot import Snapshot, resolve_commit, take_snapshot
 
 
 @dataclass(frozen=True)
@@ -212,8 +212,14 @@ def drive(
         deps = deps_for(clients, config, repo, commit, workdir)
         snapshot = deps.snapshot
         if isinstance(start, dict):
-            checks = checks_record(config, snapshot.tree)
-            start = FixState(**{**start, "manifest": dict(snapshot.manifest), "checks": checks})
+            start = FixState(
+                **{
+                    **start,
+                    "manifest": dict(snapshot.manifest),
+                    "checks": checks_record(config, snapshot.tree),
+                    "protected_globs": list(config.protected_paths),
+                }
+            )
             validate(start)
         settings = run_config(thread, iterations or config.max_iterations)
         # durability="sync": each step's checkpoint is on disk before the next step starts,
@@ -235,17 +241,12 @@ def judged_by(config: Config, state: Mapping[str, Any]) -> Config:
     """The config a resumed run (an answer, a crash, a fork, a served resume) is judged by: the
     checks its baseline ran, recorded in its state, not those the config gives now (the Action's
     came from a failed CI run that a `/fix` comment does not carry; a configuration may have
-    changed since); a state recorded before fixbot kept its checks: the config's. And every
-    file the run started with protected stays protected (its manifest), whatever the config's
-    globs say now; only a path no glob of the config covers is added, as itself."""
+    changed since), and the protected globs it started with beside the config's (a glob dropped
+    since still protects). A state recorded before fixbot kept them: the config's (the files of
+    its manifest stay protected all the same: attempts.screened)."""
     recorded = recorded_checks(state)
-    manifest = state.get("manifest", {})
-    kept = [path for path in manifest if not is_protected(path, config.protected_paths)]
-    return replace(
-        config,
-        checks=recorded or config.checks,
-        protected_paths=(*config.protected_paths, *sorted(kept)),
-    )
+    globs = tuple(dict.fromkeys((*config.protected_paths, *state.get("protected_globs", []))))
+    return replace(config, checks=recorded or config.checks, protected_paths=globs)
 
 
 def checks_record(config: Config, tree: Path) -> list[dict[str, Any]]:
@@ -255,13 +256,14 @@ def checks_record(config: Config, tree: Path) -> list[dict[str, Any]]:
 
 def recorded_at(repo: Path, commit: str, config: Config) -> dict[str, Any]:
     """What a run of a commit records when it starts, read from the commit's own export: its
-    checks and its manifest of protected files (the server records them when it pins the
-    commit, before the run can pause)."""
+    checks, its protected globs and its manifest of protected files (the server records them
+    when it pins the commit, before the run can pause)."""
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-checks-"))
     try:
         snapshot = take_snapshot(repo, config.protected_paths, workdir, commit)
         return {
             "checks": checks_record(config, snapshot.tree),
+            "protected_globs": list(config.protected_paths),
             "manifest": dict(snapshot.manifest),
         }
     finally:

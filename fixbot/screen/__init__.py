@@ -10,7 +10,7 @@ recorded_problems    a recorded diff read as data, for the publish step (recorde
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from fixbot.commands import gate_files
@@ -39,11 +39,13 @@ def screen(
     allowed: Sequence[str],
     failing: Sequence[str],
     strictness: Strictness,
+    files: Collection[str] = (),
 ) -> list[str]:
     """Every reason to refuse `patch` (a candidate for the snapshot at `tree`); [] when none.
-    `protected`: the protected globs; `allowed`: protected files a human opened to edits."""
+    `protected`: the protected globs; `allowed`: protected files a human opened to edits;
+    `files`: the files the run protected when it started (its manifest), each as itself."""
     named = gate_files(lambda rel: read_inside(tree, rel))  # ruff's extend, mypy's plugins
-    problems = refused_paths(patch.paths, [*protected, *named], allowed)
+    problems = refused_paths(patch.paths, [*protected, *named], allowed, files)
     problems += [
         f"the diff adds {path}, which would stand in for the installed module of that name "
         "(the test runner, a gate or the standard library) when the checks run; name it otherwise"
@@ -60,9 +62,9 @@ def screen(
 
 
 def salvage(
-    patch: Patch, *, protected: Sequence[str], allowed: Sequence[str]
+    patch: Patch, *, protected: Sequence[str], allowed: Sequence[str], files: Collection[str] = ()
 ) -> tuple[Patch | None, list[str]]:
     """The patch without its changes to paths no candidate may change (None when nothing else
     is left), and those paths. What is kept is screened like any patch."""
-    dropped = [path for path in patch.paths if is_refused(path, protected, allowed)]
+    dropped = [path for path in patch.paths if is_refused(path, protected, allowed, files)]
     return (patch.without(dropped) if dropped else patch), dropped

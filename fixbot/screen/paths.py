@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from fixbot.edits import Patch
@@ -33,20 +33,26 @@ def never_editable(path: str) -> bool:
     return any(low == p.rstrip("/").lower() or low.startswith(p.lower()) for p in NEVER_EDITABLE)
 
 
-def is_refused(path: str, globs: Sequence[str], allowed: Sequence[str]) -> bool:
-    """Whether no candidate may change `path`: protected (unless a human allowed it) or never
-    editable (whatever was allowed)."""
-    return never_editable(path) or (is_protected(path, globs) and path not in allowed)
+def is_refused(
+    path: str, globs: Sequence[str], allowed: Sequence[str], files: Collection[str] = ()
+) -> bool:
+    """Whether no candidate may change `path`: protected (by a glob, or one of the `files` the
+    run protected when it started), unless a human allowed it, or never editable (whatever was
+    allowed)."""
+    protected = is_protected(path, globs) or path in files
+    return never_editable(path) or (protected and path not in allowed)
 
 
-def refused_paths(paths: Iterable[str], globs: Sequence[str], allowed: Sequence[str]) -> list[str]:
+def refused_paths(
+    paths: Iterable[str], globs: Sequence[str], allowed: Sequence[str], files: Collection[str] = ()
+) -> list[str]:
     """Why each path may not be changed (see is_refused)."""
     return [
         f"the diff touches protected path {path}; tests, their configuration and the gates' "
         "(conftest.py, pyproject.toml, setup.cfg, ruff and mypy files, at any depth) are the "
         "specification and cannot be changed"
         for path in paths
-        if is_refused(path, globs, allowed)
+        if is_refused(path, globs, allowed, files)
     ]
 
 

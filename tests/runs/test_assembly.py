@@ -102,13 +102,12 @@ def test_a_server_run_cannot_send_the_servers_key_elsewhere() -> None:
 
 def test_a_resume_is_judged_by_what_its_run_recorded(tmp_path: Path) -> None:
     """judged_by, the one rule for every resume: the recorded checks replace the config's, and
-    every protected file of the run's manifest stays protected (only those no glob covers are
-    added, so the prompt's list of globs does not grow by the tests' files)."""
-    repo = make_repo(tmp_path / "repo", {".fixbot.yml": "protected_paths: [calc.py]\n"})
+    the run's protected globs join the config's (a glob dropped since still protects)."""
+    repo = make_repo(tmp_path / "repo", {".fixbot.yml": "protected_paths: ['golden/**']\n"})
     recorded = recorded_at(repo, pin_commit(repo), load_config(repo))
-    assert "calc.py" in recorded["manifest"] and "tests/test_calc.py" in recorded["manifest"]
+    assert "tests/test_calc.py" in recorded["manifest"]
     later = load_config(make_repo(tmp_path / "later", {".fixbot.yml": "gates: {lint: false}\n"}))
     judged = judged_by(later, recorded)
     assert [c["name"] for c in recorded["checks"]] == [c.name for c in judged.checks]
-    assert judged.protected_paths == (*later.protected_paths, "calc.py")
-    assert judged_by(later, {"manifest": {}}) == later  # recorded before fixbot kept its checks
+    assert judged.protected_paths == (*later.protected_paths, "golden/**")
+    assert judged_by(later, {"manifest": {}}) == later  # recorded before fixbot kept them

@@ -642,7 +642,29 @@ def test_a_file_the_root_gate_config_names_is_refused(tmp_path: Path) -> None:
     assert any(p.startswith("the diff touches protected path tools/plugin.py") for p in found)
 
 
-def _screened(tmp_path: Path, files: dict[str, str], change: FileChange) -> list[str]:
+def test_a_file_the_run_protected_is_refused_by_its_path(tmp_path: Path) -> None:
+    """A resume whose config no longer protects a file the run's manifest holds: the path
+    itself is refused (glob characters in it are no glob), unless a human opened it."""
+    change = FileChange("data/?.json", "{}\n", '{"x": 1}\n')
+    kept = {"data/?.json"}
+    found = _screened(tmp_path, {"data/?.json": "{}\n"}, change, protected_files=kept)
+    assert any(p.startswith("the diff touches protected path data/?.json") for p in found)
+    other = FileChange("data/a.json", "{}\n", '{"x": 1}\n')
+    assert _screened(tmp_path / "b", {"data/a.json": "{}\n"}, other, protected_files=kept) == []
+    opened = _screened(
+        tmp_path / "c", {"data/?.json": "{}\n"}, change, protected_files=kept, allowed=(*kept,)
+    )
+    assert opened == []
+
+
+def _screened(
+    tmp_path: Path,
+    files: dict[str, str],
+    change: FileChange,
+    *,
+    protected_files: frozenset[str] | set[str] = frozenset(),
+    allowed: tuple[str, ...] = (),
+) -> list[str]:
     tree = tmp_path / "tree"
     for rel, text in {"calc.py": CALC, **files}.items():
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -652,7 +674,8 @@ def _screened(tmp_path: Path, files: dict[str, str], change: FileChange) -> list
         patch,
         tree=tree,
         protected=DEFAULT_PROTECTED_PATHS,
-        allowed=(),
+        allowed=allowed,
         failing=[],
         strictness="strict",
+        files=protected_files,
     )
