@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, StateSnapshot
@@ -212,14 +212,7 @@ def drive(
         deps = deps_for(clients, config, repo, commit, workdir)
         snapshot = deps.snapshot
         if isinstance(start, dict):
-            start = FixState(
-                **{
-                    **start,
-                    "manifest": dict(snapshot.manifest),
-                    "checks": checks_record(config, snapshot.tree),
-                    "protected_globs": list(config.protected_paths),
-                }
-            )
+            start = cast(FixState, {**start, **started_with(config, snapshot)})
             validate(start)
         settings = run_config(thread, iterations or config.max_iterations)
         # durability="sync": each step's checkpoint is on disk before the next step starts,
@@ -249,23 +242,22 @@ def judged_by(config: Config, state: Mapping[str, Any]) -> Config:
     return replace(config, checks=recorded or config.checks, protected_paths=globs)
 
 
-def checks_record(config: Config, tree: Path) -> list[dict[str, Any]]:
-    """The checks a run of this tree starts with, as its state records them."""
-    return [asdict(check) for check in checks_of(config, reader(tree))]
+def started_with(config: Config, snapshot: Snapshot) -> dict[str, Any]:
+    """What a run of this snapshot records in its state when it starts (a resume is judged by
+    it): its manifest of protected files, its checks and its protected globs."""
+    return {
+        "manifest": dict(snapshot.manifest),
+        "checks": [asdict(check) for check in checks_of(config, reader(snapshot.tree))],
+        "protected_globs": list(config.protected_paths),
+    }
 
 
 def recorded_at(repo: Path, commit: str, config: Config) -> dict[str, Any]:
-    """What a run of a commit records when it starts, read from the commit's own export: its
-    checks, its protected globs and its manifest of protected files (the server records them
-    when it pins the commit, before the run can pause)."""
+    """started_with for a commit, read from its own export (the server records it when it pins
+    the commit, before the run can pause)."""
     workdir = Path(tempfile.mkdtemp(prefix="fixbot-checks-"))
     try:
-        snapshot = take_snapshot(repo, config.protected_paths, workdir, commit)
-        return {
-            "checks": checks_record(config, snapshot.tree),
-            "protected_globs": list(config.protected_paths),
-            "manifest": dict(snapshot.manifest),
-        }
+        return started_with(config, take_snapshot(repo, config.protected_paths, workdir, commit))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
