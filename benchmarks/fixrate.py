@@ -28,7 +28,8 @@ judge is the project's own test command in its own virtualenv, without network
 (`--mirrors`: the projects' git mirrors, as for benchmarks/realbuilds.py).
 `--corpus realsmall` is the same for the manifest's second batch (small fixes, `batch =
 "small"` in benchmarks/realbuilds/cases.toml), `--corpus realtiny` for its third (`batch =
-"tiny"`: fixes of at most 6 lines); `realbuilds` is its first batch.
+"tiny"`: fixes of at most 6 lines), `--corpus realmini` for its fourth (`batch = "mini"`: fixes
+of at most 6 lines in a file of at most 400 lines); `realbuilds` is its first batch.
 
 One judge for every side (`benchmarks/judge.py`, no fixbot code): each candidate is a diff
 (`fix.diff` from fixbot's `--out`; a baseline's corrected file as `git diff`), applied to a
@@ -53,7 +54,7 @@ diffs, test output, fixbot's evidence.json) goes to `--out DIR` (default
 
     ../shared/tools/local-llm start
     OPENAI_API_KEY=local python benchmarks/fixrate.py \\
-        --corpus humanevalfix|movedspec|realbuilds|realsmall|realtiny \\
+        --corpus humanevalfix|movedspec|realbuilds|realsmall|realtiny|realmini \\
         --split design|heldout [--tasks 0-9] [--sides oneshot,bestofn,twocall,fixbot] [--resume] \\
         [--fixbot-root ../main] [--model fixbot-local] [--base-url http://127.0.0.1:8011/v1] \\
         [--timeout 600] [--fixbot-timeout 2400] [--results DIR] [--out DIR]

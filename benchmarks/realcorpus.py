@@ -54,9 +54,10 @@ DEFAULT_MIRRORS = Path("/work/.mirror")
 SPLITS = ("dev", "heldout")
 # The manifest's batches: `first`, the corpus as first written; `small`, the fixes of at most
 # 12 changed lines in one source file of at most 800 lines; `tiny`, the fixes of at most 6
-# changed lines in one source file of any size; the last two chosen by a rule (cases.toml says
-# it)
-BATCHES = ("first", "small", "tiny")
+# changed lines in one source file of any size; `mini`, the fixes of at most 6 changed lines in
+# one source file of at most 400 lines, from projects of small modules; the last three chosen
+# by a rule (cases.toml says it)
+BATCHES = ("first", "small", "tiny", "mini")
 KINDS = ("pytest", "unittest")
 CONFIG = ".fixbot.yml"
 # Each process a suite starts may map this much memory at most (prlimit --as): a runaway test
@@ -112,7 +113,7 @@ class Case:
     tests: tuple[str, ...]  # the fix's test half: kept as the fix commit has it
     failing: tuple[str, ...]  # the tests that fail without the source half (canonical ids)
     split: str  # dev | heldout
-    batch: str  # first | small
+    batch: str  # first | small | tiny | mini
     summary: str
     setup_command: tuple[str, ...]  # the project's unless the case names its own (another era)
     test_command: str

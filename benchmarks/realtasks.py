@@ -78,9 +78,9 @@ from benchmarks.realcorpus import (  # noqa: E402
 )
 
 # fixrate's corpus name -> the manifest's batch: `realbuilds`, the corpus as first written;
-# `realsmall`, its second batch (small fixes), and `realtiny`, its third (tiny fixes), each
-# measured and reported on its own
-CORPORA = {"realbuilds": "first", "realsmall": "small", "realtiny": "tiny"}
+# `realsmall`, its second batch (small fixes), `realtiny`, its third (tiny fixes), and
+# `realmini`, its fourth (tiny fixes in small files), each measured and reported on its own
+CORPORA = {"realbuilds": "first", "realsmall": "small", "realtiny": "tiny", "realmini": "mini"}
 SPLIT_OF = {"design": "dev", "heldout": "heldout"}  # fixrate's split -> the manifest's
 CONTEXT = 15  # lines either side of a change outside any function
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})

@@ -44,7 +44,7 @@ NOTE = (
     "regenerate it, never edit it -->"
 )
 SIDES = ("oneshot", "bestofn", "twocall", "fixbot")
-CORPUS_ORDER = ("humanevalfix", "movedspec", "realbuilds", "realsmall", "realtiny")
+CORPUS_ORDER = ("humanevalfix", "movedspec", "realbuilds", "realsmall", "realtiny", "realmini")
 SPLIT_ORDER = ("design", "heldout")
 LAYOUTS = ("docstring", "comment", "module", "tests")
 SETTING_KEYS = ("corpus", "split", "model", "base_url", "fixbot_commit", "fixbot_dirty")
@@ -63,7 +63,7 @@ def side_name(side: str, settings: Mapping[str, Any]) -> str:
 
 # the fix rate's corpora (realbuilds.py's own rows, `realbuilds-DATE-runK.jsonl`, with the
 # model scripted, are another table: only `realbuilds-SPLIT-...` files are the fix rate's)
-CORPORA = ("humanevalfix", "movedspec", "realbuilds", "realsmall", "realtiny")
+CORPORA = ("humanevalfix", "movedspec", "realbuilds", "realsmall", "realtiny", "realmini")
 
 
 def read_results(folder: Path) -> list[dict[str, Any]]:
