@@ -44,7 +44,6 @@ NOTE = (
     "regenerate it, never edit it -->"
 )
 SIDES = ("oneshot", "bestofn", "twocall", "fixbot")
-CORPUS_ORDER = ("humanevalfix", "movedspec", "realbuilds", "realsmall", "realtiny", "realmini")
 SPLIT_ORDER = ("design", "heldout")
 LAYOUTS = ("docstring", "comment", "module", "tests")
 SETTING_KEYS = ("corpus", "split", "model", "base_url", "fixbot_commit", "fixbot_dirty")
@@ -61,9 +60,10 @@ def side_name(side: str, settings: Mapping[str, Any]) -> str:
     }[side]
 
 
-# the fix rate's corpora (realbuilds.py's own rows, `realbuilds-DATE-runK.jsonl`, with the
-# model scripted, are another table: only `realbuilds-SPLIT-...` files are the fix rate's)
-CORPORA = ("humanevalfix", "movedspec", "realbuilds", "realsmall", "realtiny", "realmini")
+# the fix rate's corpora, in the tables' order (realbuilds.py's own rows,
+# `realbuilds-DATE-runK.jsonl`, with the model scripted, are another table: only
+# `realbuilds-SPLIT-...` files are the fix rate's)
+CORPORA = (*corpora.CORPORA, *realtasks.CORPORA)
 
 
 def read_results(folder: Path) -> list[dict[str, Any]]:
@@ -103,7 +103,7 @@ def _order(key: str, runs: Mapping[int, Sequence[Mapping[str, Any]]]) -> tuple[A
     head = json.loads(key)
     first = min(row["date"] for rows in runs.values() for row in rows)
     return (
-        CORPUS_ORDER.index(head["corpus"]) if head["corpus"] in CORPUS_ORDER else 99,
+        CORPORA.index(head["corpus"]) if head["corpus"] in CORPORA else 99,
         SPLIT_ORDER.index(head["split"]) if head["split"] in SPLIT_ORDER else 99,
         first,
         head["fixbot_commit"],
