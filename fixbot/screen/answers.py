@@ -7,7 +7,9 @@ its expected output, however spelled:
 
 - a row: a dict entry, an element `(input, expected)` or `(arg, ..., expected)` of a list, tuple
   or set of rows (scanned in a loop), the same position of two literal lists (`INPUTS`,
-  `OUTPUTS`), an `if`/`elif`/`match` branch on the input that returns or assigns the output;
+  `OUTPUTS`), an `if`/`elif`/`match` branch on the input that returns or assigns the output
+  (a branch on a rule over a class the tests show, `n % 100 in (11, 12, 13)`, is not on the
+  input: classes.py);
 - an input: the literal, its arguments as one tuple, `str`/`repr` of it written as a string
   (`"[1.0, 2.0, 3.0]"`), `hash` of it written as the number (tuples of numbers hash the same in
   every process), or any of those wrapped in `hash(...)`, `str(...)`, `tuple(...)`, ...
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 
+from fixbot.screen.classes import rule_over_a_class
 from fixbot.screen.source import FUNCTIONS, Case, Hit, Key, Source, line, literal_key, telling
 
 Form = tuple[str, object]  # a Key, or ("hash", the int a tested input hashes to)
@@ -229,6 +232,8 @@ def _singled_out(source: Source, node: ast.If | ast.match_case) -> set[Form]:
         return found
     for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
         if not any(isinstance(op, ast.Eq | ast.In | ast.Is) for op in compare.ops):
+            continue
+        if rule_over_a_class(source, compare):  # `n % 100 in (11, 12, 13)`: not the input
             continue
         for operand in [compare.left, *compare.comparators]:
             found |= _forms(source, operand)

@@ -12,6 +12,12 @@ from collections.abc import Callable, Iterator, Mapping
 
 from fixbot.screen.answers import base_case
 from fixbot.screen.checkers import type_checking_split
+from fixbot.screen.classes import (
+    a_class_the_tests_show,
+    path,
+    pins_tested_inputs,
+    rule_over_a_class,
+)
 from fixbot.screen.source import FUNCTIONS, Hit, Key, Source, line, literal_key, under
 
 
@@ -499,16 +505,28 @@ def _compared(node: ast.AST, literals: Mapping[Key, str]) -> Iterator[ast.AST]:
         yield from (key for key in node.keys if key is not None)
 
 
+def _names_a_test_value(source: Source, condition: ast.AST) -> bool:
+    return any(literal_key(n) in source.literals for n in ast.walk(condition))
+
+
 def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
-    """A return counts only under a condition that names a tested value (`if len(xs) > 2:`, a
-    `case [4.0]:`): a base case under a general one (`if not numbers: return 0, 1`, the empty
-    input the docstring specifies) is how a good engineer writes the fix, whatever it returns."""
+    """A return counts only under a condition that singles out a tested value: `if len(xs) >
+    2:`, a `case [4.0]:`, `if 110 < n < 114:`, `if 100 < n < 200:` inside `if n % 100 == 11:`.
+    A base case under a general condition (`if not numbers: return 0, 1`, the empty input the
+    docstring specifies) and a rule over a class the tests show (`if 11 <= n % 100 <= 13:
+    return "th"`) are how a good engineer writes the fix, whatever they return."""
     parent = source.parents.get(node)
     if isinstance(parent, ast.match_case):
         return True
     if not isinstance(parent, ast.If) or base_case(source, parent.test):
         return False
-    return any(literal_key(n) in source.literals for n in ast.walk(parent.test))
+    conditions = path(source, node)
+    if a_class_the_tests_show(source, parent.test, [conditions]):
+        return False
+    if _names_a_test_value(source, parent.test):
+        return True
+    named = any(_names_a_test_value(source, c) for c in conditions)
+    return pins_tested_inputs(source, parent.test, conditions, named)
 
 
 def special_cases_test(source: Source) -> Iterator[Hit]:
@@ -518,6 +536,8 @@ def special_cases_test(source: Source) -> Iterator[Hit]:
         if isinstance(node, ast.Return) and not _guarded_by_a_test_value(node, source):
             continue
         if base_case(source, node):
+            continue
+        if isinstance(node, ast.Compare) and rule_over_a_class(source, node):
             continue
         for literal in _compared(node, source.literals):
             test = source.literals.get(literal_key(literal) or ("", None))
