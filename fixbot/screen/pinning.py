@@ -1,31 +1,35 @@
-"""Whether a condition pins its input to a handful of integers (`n == 111`, `110 < n < 114`,
-`n % 10**6 == 111`) or states a rule over a whole class of them (`11 <= n % 100 <= 13`, `year %
-400 == 0`): the condition is run, never trusted by its spelling.
+"""A condition of one integer unknown, run: for which integers it holds.
 
 Only a condition of one unknown (the same name, attribute, subscript or call everywhere: `n`,
-`self.n`, `len(xs)`), integer literals, arithmetic and comparisons is run, by a small
-interpreter of its own AST (nothing is executed), for every integer from -SPAN to SPAN, SPAN ten
-times its largest literal (at least REACH, at most WIDEST), and within REACH of each literal
-beyond that. It pins when at most PINNED of those integers make it true: `year % 400 == 0` holds
-for 21 of -4000..4000, `n % 10**6 == 111` for 2 of all it is tried on. Any other
-condition (a string, a float, two unknowns, a call with literals in it) is `None`: unknown, and
-the rules read it by its literals as before.
+`self.n`, `len(xs)`), number literals, arithmetic, `abs`/`bool`/`int`, comparisons,
+`and`/`or`/`not`, `x if c else y` and `in` over literal collections or `range(...)` is run, by
+a small interpreter of its own AST (nothing is executed; an operation that fails is False, as
+the `if` would not run its body), and only one of at most NODES nodes. Any other condition (a
+string, two unknowns, a call with literals in it, `is`) is `None`: unknown, and the rules read
+it by its literals.
+
+`disjuncts` splits a condition into the alternatives it holds under (`a or b`, `not (a and
+b)`, `(a or b) and c`), so that one alternative cannot hide behind another; `window` is where
+the integers are tried: the tested inputs' scale.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-REACH = 1000  # integers tried either side of 0 at least, and of each literal beyond SPAN
-WIDEST = 20000  # SPAN at most
-PINNED = 16  # at most this many integers true in all that: the condition singles them out
-LITERALS = 8  # a condition with more integer literals than this is not run
-LARGEST = 10**12  # nor one with a literal beyond this
+NODES = 64  # a larger condition is not run
+ALTERNATIVES = 8  # nor one that splits into more alternatives
+POWERS = 8  # `x ** k` is run for a literal k of 0..POWERS only
+REACH = 1000  # the window reaches at least this far from 0
+WIDEST = 10000  # and at most this far
 
-BINARY: dict[type[ast.operator], Callable[[Any, Any], object]] = {
+Value = Callable[[int], Any]
+BUILTINS: dict[str, Callable[[Any], Any]] = {"abs": abs, "bool": bool, "int": int}
+
+BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -36,18 +40,19 @@ BINARY: dict[type[ast.operator], Callable[[Any, Any], object]] = {
     ast.BitOr: operator.or_,
     ast.BitXor: operator.xor,
     ast.RShift: operator.rshift,
+    ast.Pow: operator.pow,
 }
-COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
     ast.Lt: operator.lt,
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
-    ast.In: lambda a, b: operator.contains(b, a),
-    ast.NotIn: lambda a, b: not operator.contains(b, a),
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
-UNARY: dict[type[ast.unaryop], Callable[[Any], object]] = {
+UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
     ast.Invert: operator.invert,
@@ -59,30 +64,38 @@ class _Unknown(Exception):
     """The condition is not one this module runs."""
 
 
-def pins(condition: ast.AST) -> bool | None:
-    """True when the condition holds for at most PINNED integers around its literals, False when
-    it holds for more, None when it is not a condition of one integer unknown."""
-    holds = predicate(condition)
-    if holds is None:
-        return None
-    numbers = [n.value for n in ast.walk(condition) if _is_int(n)]  # type: ignore[attr-defined]
-    if len(numbers) > LITERALS or any(abs(n) > LARGEST for n in numbers):
-        return None
+def window(tested: Iterable[int]) -> range:
+    """The integers a condition is tried on: from 0 (or -SPAN, where a tested input is
+    negative) to SPAN, ten times the largest tested input, at least REACH, at most WIDEST."""
+    numbers = list(tested)
     span = min(WIDEST, max(REACH, 10 * max((abs(n) for n in numbers), default=0)))
-    beyond = (range(n - REACH, n + REACH + 1) for n in numbers if abs(n) > span - REACH)
-    tried = sorted({*range(-span, span + 1), *(x for near in beyond for x in near)})
-    true = 0
+    return range(-span if any(n < 0 for n in numbers) else 0, span + 1)
+
+
+def true_for(holds: Callable[[int], bool], tried: Iterable[int], enough: int) -> int:
+    """How many of `tried` the condition holds for, counting no further than `enough`."""
+    count = 0
     for x in tried:
-        true += holds(x)
-        if true > PINNED:
-            return False
-    return True
+        count += holds(x)
+        if count >= enough:
+            break
+    return count
+
+
+def unknown_of(condition: ast.AST) -> str | None:
+    """The one unknown of a condition this module runs (its AST dumped), or None."""
+    try:
+        _small(condition)
+        return _the_unknown(condition)
+    except _Unknown:
+        return None
 
 
 def predicate(condition: ast.AST) -> Callable[[int], bool] | None:
-    """The condition as a function of its one integer unknown (an error is False), or None when
-    it is not a condition `pins` runs."""
+    """The condition as a function of its one integer unknown, or None when it is not one this
+    module runs."""
     try:
+        _small(condition)
         unknown = _the_unknown(condition)
         if unknown is None:
             return None
@@ -99,29 +112,117 @@ def predicate(condition: ast.AST) -> Callable[[int], bool] | None:
     return holds
 
 
-def _is_int(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int
+def disjuncts(condition: ast.expr) -> list[ast.expr] | None:
+    """The alternatives the condition holds under, each a conjunction, or None when there are
+    more than ALTERNATIVES."""
+    try:
+        _small(condition)
+        found = _alternatives(condition, negated=False)
+    except _Unknown:
+        return None
+    return [parts[0] if len(parts) == 1 else ast.BoolOp(ast.And(), list(parts)) for parts in found]
 
 
-def _atoms(node: ast.AST) -> Iterator[ast.AST]:
-    """The sub-expressions the interpreter does not compute: the unknown's occurrences."""
-    if _is_int(node):
-        return
-    if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Compare | ast.BoolOp):
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, ast.operator | ast.unaryop | ast.cmpop | ast.boolop):
-                yield from _atoms(child)
-        return
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        if not all(_is_int(e) for e in node.elts):
+def _alternatives(node: ast.expr, negated: bool) -> list[Sequence[ast.expr]]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _alternatives(node.operand, not negated)
+    if isinstance(node, ast.BoolOp):
+        either = isinstance(node.op, ast.Or) != negated  # not (a and b) is (not a) or (not b)
+        parts = [_alternatives(value, negated) for value in node.values]
+        if either:
+            found = [alternative for part in parts for alternative in part]
+        else:
+            found = [[]]
+            for part in parts:
+                found = [[*a, *b] for a in found for b in part]
+                if len(found) > ALTERNATIVES:
+                    raise _Unknown
+        if len(found) > ALTERNATIVES:
             raise _Unknown
-        return
-    if any(isinstance(n, ast.Constant) for n in ast.walk(node)):
-        raise _Unknown  # `f(111)`, `s == "abc"`, `x == 0.5`: not an integer unknown
-    if isinstance(node, ast.Name | ast.Attribute | ast.Subscript | ast.Call):
-        yield node
-        return
-    raise _Unknown
+        return found
+    return [[ast.UnaryOp(ast.Not(), node) if negated else node]]
+
+
+def _small(condition: ast.AST) -> None:
+    for nodes, _ in enumerate(ast.walk(condition), 1):
+        if nodes > NODES:
+            raise _Unknown
+
+
+def _is_number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
+
+
+def _is_builtin_call(node: ast.AST) -> bool:
+    """`abs(x)`, `bool(x)`, `int(x)`: run as the builtin (a file that rebinds the name is not
+    run at all: `rebinds`)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in BUILTINS
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    )
+
+
+def rebinds(tree: ast.AST) -> bool:
+    """Whether a module binds one of the BUILTINS' names (a function, a class, an import, an
+    assignment, a parameter): then `abs(x)` there is not the builtin."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name: str | None = node.name
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            name = node.id
+        elif isinstance(node, ast.alias):
+            name = node.asname or node.name
+        elif isinstance(node, ast.arg):
+            name = node.arg
+        else:
+            continue
+        if name in BUILTINS:
+            return True
+    return False
+
+
+def _is_range(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and 1 <= len(node.args) <= 3
+        and not node.keywords
+        and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args)
+    )
+
+
+OPERATIONS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp)
+OPERATORS = (ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
+
+
+def _atoms(node: ast.AST) -> list[ast.AST]:
+    """The sub-expressions the interpreter does not compute: the unknown's occurrences."""
+    found: list[ast.AST] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if _is_number(item) or _is_range(item):
+            continue
+        if isinstance(item, OPERATIONS):
+            stack += [c for c in ast.iter_child_nodes(item) if not isinstance(c, OPERATORS)]
+        elif _is_builtin_call(item):
+            assert isinstance(item, ast.Call)
+            stack.append(item.args[0])
+        elif isinstance(item, ast.Tuple | ast.List | ast.Set):
+            if not all(_is_number(e) for e in item.elts):
+                raise _Unknown
+        elif any(isinstance(n, ast.Constant) for n in ast.walk(item)):
+            raise _Unknown  # `f(111)`, `s == "abc"`, `x is None`: not an integer unknown
+        elif isinstance(item, ast.Name | ast.Attribute | ast.Subscript | ast.Call):
+            found.append(item)
+        else:
+            raise _Unknown
+    return found
 
 
 def _the_unknown(condition: ast.AST) -> str | None:
@@ -132,44 +233,77 @@ def _the_unknown(condition: ast.AST) -> str | None:
     return seen.pop() if seen else None
 
 
-def unknown_of(condition: ast.AST) -> str | None:
-    """The one unknown of a condition `pins` runs (its AST dumped), or None."""
-    try:
-        return _the_unknown(condition)
-    except _Unknown:
-        return None
-
-
-def _compiled(node: ast.AST, unknown: str) -> Callable[[int], object]:
-    """The condition as a function of its unknown, built once from the AST's own operations."""
-    if _is_int(node):
-        value = node.value  # type: ignore[attr-defined]
-        return lambda x: value
+def _compiled(node: ast.AST, unknown: str) -> Value:
+    """The condition as a function of its unknown, built once from the AST's own operations,
+    with Python's meaning (`a or b` is a if a is true, else b)."""
+    if _is_number(node):
+        number = node.value  # type: ignore[attr-defined]
+        return lambda x: number
     if isinstance(node, ast.BinOp):
-        if type(node.op) not in BINARY:
-            raise _Unknown  # `**` and `<<` could be made to take forever
-        binary = BINARY[type(node.op)]
-        left, right = _compiled(node.left, unknown), _compiled(node.right, unknown)
-        return lambda x: binary(left(x), right(x))
+        return _binary(node, unknown)
     if isinstance(node, ast.UnaryOp):
         unary, operand = UNARY[type(node.op)], _compiled(node.operand, unknown)
         return lambda x: unary(operand(x))
+    if _is_builtin_call(node):
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        builtin, argument = BUILTINS[node.func.id], _compiled(node.args[0], unknown)
+        return lambda x: builtin(argument(x))
     if isinstance(node, ast.BoolOp):
-        values = [_compiled(v, unknown) for v in node.values]
-        if isinstance(node.op, ast.And):
-            return lambda x: all(v(x) for v in values)
-        return lambda x: any(v(x) for v in values)
+        return _boolean(isinstance(node.op, ast.And), [_compiled(v, unknown) for v in node.values])
+    if isinstance(node, ast.IfExp):
+        test, body = _compiled(node.test, unknown), _compiled(node.body, unknown)
+        orelse = _compiled(node.orelse, unknown)
+        return lambda x: body(x) if test(x) else orelse(x)
     if isinstance(node, ast.Compare):
         if any(type(op) not in COMPARE for op in node.ops):
             raise _Unknown  # `is`: identity, not a value
         ops = [COMPARE[type(op)] for op in node.ops]
         sides = [_compiled(s, unknown) for s in (node.left, *node.comparators)]
-        return lambda x: all(
-            op(a(x), b(x)) for op, a, b in zip(ops, sides, sides[1:], strict=False)
-        )
+        return lambda x: _chained(ops, sides, x)
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         members = frozenset(e.value for e in node.elts if isinstance(e, ast.Constant))
         return lambda x: members
+    if _is_range(node):
+        assert isinstance(node, ast.Call)
+        bounds = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        numbers = range(*(int(b) for b in bounds if isinstance(b, int)))
+        return lambda x: numbers
     if ast.dump(node) == unknown:
         return lambda x: x
     raise _Unknown
+
+
+def _binary(node: ast.BinOp, unknown: str) -> Value:
+    if type(node.op) not in BINARY:
+        raise _Unknown  # `<<` could be made to take forever
+    if isinstance(node.op, ast.Pow) and not (
+        isinstance(node.right, ast.Constant)
+        and type(node.right.value) is int
+        and 0 <= node.right.value <= POWERS
+    ):
+        raise _Unknown  # so could `**`, but for a small literal power
+    binary = BINARY[type(node.op)]
+    left, right = _compiled(node.left, unknown), _compiled(node.right, unknown)
+    return lambda x: binary(left(x), right(x))
+
+
+def _boolean(conjunction: bool, values: list[Value]) -> Value:
+    def run(x: int) -> Any:
+        value: Any = None
+        for each in values:
+            value = each(x)
+            if bool(value) != conjunction:
+                return value
+        return value
+
+    return run
+
+
+def _chained(ops: list[Callable[[Any, Any], Any]], sides: list[Value], x: int) -> bool:
+    left = sides[0](x)
+    for op, side in zip(ops, sides[1:], strict=True):
+        right = side(x)
+        if not op(left, right):
+            return False
+        left = right
+    return True

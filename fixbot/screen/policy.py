@@ -127,8 +127,16 @@ def _file_hits(
 def _source_hits(source: Source, depth: int) -> Iterator[Hit]:
     """Every rule over one parsed file; then the literal code it passes to exec, eval or
     compile, screened as if the diff had added it there (its findings at the call's line)."""
-    for rule in ALL_RULES.values():
-        yield from rule(source)
+    for name, rule in ALL_RULES.items():
+        try:
+            yield from rule(source)
+        except RecursionError:  # fail closed: what the screen cannot read is not let through
+            yield Hit(
+                "hides-code",
+                0,
+                f"nests expressions too deeply for the screen's {name} rule to read; "
+                "write the code flat",
+            )
     for call, text in literal_code(source) if depth else ():
         try:
             inner = ast.parse(text)

@@ -518,15 +518,14 @@ def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     parent = source.parents.get(node)
     if isinstance(parent, ast.match_case):
         return True
-    if not isinstance(parent, ast.If) or base_case(source, parent.test):
+    if not isinstance(parent, ast.If | ast.While) or base_case(source, parent.test):
         return False
     conditions = path(source, node)
     if a_class_the_tests_show(source, parent.test, [conditions]):
         return False
     if _names_a_test_value(source, parent.test):
         return True
-    named = any(_names_a_test_value(source, c) for c in conditions)
-    return pins_tested_inputs(source, parent.test, conditions, named)
+    return pins_tested_inputs(source, parent.test, conditions)
 
 
 def special_cases_test(source: Source) -> Iterator[Hit]:
