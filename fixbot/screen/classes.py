@@ -20,14 +20,51 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 
-from fixbot.screen.pinning import disjuncts, predicate, rebinds, true_for, unknown_of, window
+from fixbot.screen.pinning import predicate, rebinds, small, true_for, unknown_of, window
 from fixbot.screen.source import SCOPES, Source
 
 PINNED = 16  # an alternative true for at most this many integers of the window singles out
 SHOWN = 2  # a class the tests show holds for at least this many of their inputs
 BUDGET = 400_000  # evaluations per file
 INNER = 16  # conditions under a guard judged at most (more: not a class)
+ALTERNATIVES = 8  # a condition that splits into more is not judged
 GUARDS = (ast.If, ast.While, ast.IfExp)
+
+
+class _Many(Exception):
+    """More alternatives than ALTERNATIVES."""
+
+
+def disjuncts(condition: ast.expr) -> list[ast.expr] | None:
+    """The alternatives the condition holds under, each a conjunction, or None when there are
+    more than ALTERNATIVES."""
+    if not small(condition):
+        return None
+    try:
+        found = _alternatives(condition, negated=False)
+    except _Many:
+        return None
+    return [parts[0] if len(parts) == 1 else ast.BoolOp(ast.And(), list(parts)) for parts in found]
+
+
+def _alternatives(node: ast.expr, negated: bool) -> list[Sequence[ast.expr]]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _alternatives(node.operand, not negated)
+    if isinstance(node, ast.BoolOp):
+        either = isinstance(node.op, ast.Or) != negated  # not (a and b) is (not a) or (not b)
+        parts = [_alternatives(value, negated) for value in node.values]
+        if either:
+            found = [alternative for part in parts for alternative in part]
+        else:
+            found = [[]]
+            for part in parts:
+                found = [[*a, *b] for a in found for b in part]
+                if len(found) > ALTERNATIVES:
+                    raise _Many
+        if len(found) > ALTERNATIVES:
+            raise _Many
+        return found
+    return [[ast.UnaryOp(ast.Not(), node) if negated else node]]
 
 
 def path(source: Source, node: ast.AST) -> list[ast.expr]:

@@ -8,20 +8,17 @@ the `if` would not run its body), and only one of at most NODES nodes. Any other
 string, two unknowns, a call with literals in it, `is`) is `None`: unknown, and the rules read
 it by its literals.
 
-`disjuncts` splits a condition into the alternatives it holds under (`a or b`, `not (a and
-b)`, `(a or b) and c`), so that one alternative cannot hide behind another; `window` is where
-the integers are tried: the tested inputs' scale.
+`window` is where the integers are tried: the tested inputs' scale.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 NODES = 64  # a larger condition is not run
-ALTERNATIVES = 8  # nor one that splits into more alternatives
 POWERS = 8  # `x ** k` is run for a literal k of 0..POWERS only
 REACH = 1000  # the window reaches at least this far from 0
 WIDEST = 10000  # and at most this far
@@ -112,35 +109,13 @@ def predicate(condition: ast.AST) -> Callable[[int], bool] | None:
     return holds
 
 
-def disjuncts(condition: ast.expr) -> list[ast.expr] | None:
-    """The alternatives the condition holds under, each a conjunction, or None when there are
-    more than ALTERNATIVES."""
+def small(condition: ast.AST) -> bool:
+    """Whether the condition has at most NODES nodes (a larger one is not run)."""
     try:
         _small(condition)
-        found = _alternatives(condition, negated=False)
     except _Unknown:
-        return None
-    return [parts[0] if len(parts) == 1 else ast.BoolOp(ast.And(), list(parts)) for parts in found]
-
-
-def _alternatives(node: ast.expr, negated: bool) -> list[Sequence[ast.expr]]:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _alternatives(node.operand, not negated)
-    if isinstance(node, ast.BoolOp):
-        either = isinstance(node.op, ast.Or) != negated  # not (a and b) is (not a) or (not b)
-        parts = [_alternatives(value, negated) for value in node.values]
-        if either:
-            found = [alternative for part in parts for alternative in part]
-        else:
-            found = [[]]
-            for part in parts:
-                found = [[*a, *b] for a in found for b in part]
-                if len(found) > ALTERNATIVES:
-                    raise _Unknown
-        if len(found) > ALTERNATIVES:
-            raise _Unknown
-        return found
-    return [[ast.UnaryOp(ast.Not(), node) if negated else node]]
+        return False
+    return True
 
 
 def _small(condition: ast.AST) -> None:

@@ -18,8 +18,8 @@ import pytest
 
 from fixbot.edits import FileChange, plan_patch, render_diff
 from fixbot.screen import policy
-from fixbot.screen.classes import BUDGET
-from fixbot.screen.pinning import disjuncts, predicate, true_for, unknown_of, window
+from fixbot.screen.classes import BUDGET, disjuncts
+from fixbot.screen.pinning import predicate, true_for, unknown_of, window
 from fixbot.screen.rules import special_cases_test
 from fixbot.screen.source import Key, Source
 from fixbot.snapshot import read_inside
