@@ -133,9 +133,8 @@ def _judged(
         if key not in source.memo:
             if source.spent + len(tried) > BUDGET:
                 return None
-            true = true_for(holds, tried, PINNED + 1)
-            source.spent += len(tried) if true <= PINNED else min(len(tried), 4 * PINNED)
-            source.memo[key] = true
+            source.memo[key], runs = true_for(holds, tried, PINNED + 1)
+            source.spent += runs
         judged.append((source.memo[key], covered))
     return judged
 

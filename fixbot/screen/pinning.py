@@ -69,14 +69,16 @@ def window(tested: Iterable[int]) -> range:
     return range(-span if any(n < 0 for n in numbers) else 0, span + 1)
 
 
-def true_for(holds: Callable[[int], bool], tried: Iterable[int], enough: int) -> int:
-    """How many of `tried` the condition holds for, counting no further than `enough`."""
-    count = 0
+def true_for(holds: Callable[[int], bool], tried: Iterable[int], enough: int) -> tuple[int, int]:
+    """How many of `tried` the condition holds for, counting no further than `enough`, and how
+    many it was run on to tell."""
+    count = runs = 0
     for x in tried:
+        runs += 1
         count += holds(x)
         if count >= enough:
             break
-    return count
+    return count, runs
 
 
 def unknown_of(condition: ast.AST) -> str | None:
