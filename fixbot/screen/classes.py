@@ -2,33 +2,69 @@
 tested inputs out, judged by what the conditions do (run by `fixbot.screen.pinning` on the
 tested inputs' scale), not by the literals they spell.
 
-`11 <= n % 100 <= 13` names 11 and 13, which the tests pass, and is a rule: it holds for more
-than PINNED integers of the window (211 too) and for SHOWN or more tested inputs (11, 12, 13,
-111, 112, 113). Each alternative of a condition is judged alone (`11 <= n <= 13 or n % 10 ==
-0` is a table of the tested inputs beside a class), and so is every narrowing of what it
-guards: the conditions around it and every condition under it (`if n < 200:`, `... if n < 200
-else ...`, `while n < 200:`), and the other branch. `n == 111`, `110 < n < 114`, `n % 1000 ==
-111` (at the scale of inputs up to 113), or a modulus that covers one tested input single them
-out, however they are spelled.
+`if 11 <= n % 100 <= 13: return "th"` names 11 and 13, which the tests pass, and is a rule:
+with the conditions around it, each alternative of it (`a or b`) that holds for a tested input
+holds for more than PINNED integers of the tested inputs' window (211 too) and for SHOWN or
+more tested inputs (11, 12, 13, 111, 112, 113). Only an `if` whose branches read nothing (no
+name at all: `return "th"`, `suffix = "th"`) is judged so, over a parameter the function never
+rebinds, with every condition around it run: what such an `if` does, it does for the whole
+class, and nothing under it can narrow the class again. Anything else is read by its literals.
 
-The unknown must be a parameter of the function; the work is bounded per file (BUDGET
-evaluations, then conditions are read by their literals again).
+The other way, `pins_tested_inputs`: an `if` whose conditions hold for at most PINNED integers
+of a window of both signs, at least half of them tested inputs (`110 < n < 114`), singles them
+out with or without a tested literal in it.
+
+The work is bounded per file (BUDGET evaluations; then conditions are read by their literals).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 
-from fixbot.screen.pinning import predicate, rebinds, small, true_for, unknown_of, window
+from fixbot.screen.pinning import predicate, rebinds, small, unknown_of
 from fixbot.screen.source import SCOPES, Source
 
 PINNED = 16  # an alternative true for at most this many integers of the window singles out
 SHOWN = 2  # a class the tests show holds for at least this many of their inputs
 BUDGET = 400_000  # evaluations per file
-INNER = 16  # conditions under a guard judged at most (more: not a class)
 ALTERNATIVES = 8  # a condition that splits into more is not judged
+REACH = 1000  # the window reaches at least this far from 0
+WIDEST = 20000  # a wider one is sampled: this many drawn
 GUARDS = (ast.If, ast.While, ast.IfExp)
+
+
+def window(tested: Iterable[int], both_signs: bool = False) -> list[int]:
+    """The integers a condition is tried on: from 0 (or -SPAN, where a tested input is negative
+    or `both_signs`) to SPAN, ten times the largest tested input (at least REACH); every one of
+    them up to WIDEST of them, else every one within REACH of 0 and WIDEST spread by the
+    golden ratio (evenly, and in step with no period); and the tested inputs themselves."""
+    numbers = sorted(set(tested))
+    span = max(REACH, 10 * max((abs(n) for n in numbers), default=0))
+    low = -span if both_signs or any(n < 0 for n in numbers) else 0
+    if span - low < WIDEST:
+        return sorted({*range(low, span + 1), *numbers})
+    near = range(max(low, -REACH), REACH + 1)
+    size, golden = span - low + 1, (math.sqrt(5) - 1) / 2
+    drawn = (low + int((i * golden) % 1 * size) for i in range(WIDEST))  # no period repeats
+    return sorted({*near, *drawn, *numbers})
+
+
+def true_for(
+    holds: Callable[[int], bool], tried: Iterable[int], enough: int
+) -> tuple[list[int], int]:
+    """The integers of `tried` the condition holds for, no more than `enough`, and how many it
+    was run on to tell."""
+    found: list[int] = []
+    runs = 0
+    for x in tried:
+        runs += 1
+        if holds(x):
+            found.append(x)
+            if len(found) >= enough:
+                break
+    return found, runs
 
 
 class _Many(Exception):
@@ -93,43 +129,62 @@ def tested_numbers(source: Source) -> frozenset[int]:
     return frozenset(numbers)
 
 
-def _a_parameter(source: Source, about: ast.expr) -> bool:
-    """Whether `about`'s unknown is a parameter of its function (in a file that leaves the
-    builtins the interpreter runs as they are)."""
-    if rebinds(source.tree):
-        return False
-    function = source.scope(about)
-    if not isinstance(function, SCOPES):
-        return False
-    args = (a for a in ast.walk(function.args) if isinstance(a, ast.arg))
-    return unknown_of(about) in {ast.dump(ast.Name(id=a.arg, ctx=ast.Load())) for a in args}
+def _the_parameter(source: Source, test: ast.expr) -> str | None:
+    """The unknown of `test` (dumped) when it is a parameter its function never rebinds, in a
+    file that leaves the builtins the interpreter runs as they are; else None."""
+    function = source.scope(test)
+    unknown = unknown_of(test)
+    if not isinstance(function, SCOPES) or unknown is None or rebinds(source.tree):
+        return None
+    for arg in (a for a in ast.walk(function.args) if isinstance(a, ast.arg)):
+        if ast.dump(ast.Name(id=arg.arg, ctx=ast.Load())) == unknown:
+            return None if _rebound(function, arg.arg) else unknown
+    return None
+
+
+def _rebound(function: ast.AST, name: str) -> bool:
+    for node in ast.walk(function):
+        stored = isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+        if (stored and node.id == name) or (  # type: ignore[attr-defined]
+            isinstance(node, ast.Global | ast.Nonlocal) and name in node.names
+        ):
+            return True
+    return False
+
+
+def _reads_nothing(statements: Sequence[ast.stmt]) -> bool:
+    """Whether the statements read no name at all (`return "th"`): what they do, they do for
+    every input that reaches them."""
+    return not any(
+        isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+        for statement in statements
+        for node in ast.walk(statement)
+    )
 
 
 def _judged(
-    source: Source, conditions: Sequence[ast.expr], about: ast.expr
-) -> list[tuple[int, int]] | None:
-    """For each alternative of the conditions about `about`'s unknown (the others do not narrow
-    it), together: (integers of the window it holds for, up to PINNED + 1; tested inputs it
-    holds for). None when they cannot be run, or the file's budget is spent."""
-    unknown = unknown_of(about)
-    own = [c for c in conditions if unknown is not None and unknown_of(c) == unknown]
-    if not own:
-        return None
-    alternatives = disjuncts(own[0] if len(own) == 1 else ast.BoolOp(ast.And(), own))
+    source: Source, conditions: Sequence[ast.expr], both_signs: bool
+) -> list[tuple[list[int], int]] | None:
+    """For each alternative of the conditions together: (integers of the window it holds for,
+    up to PINNED + 1; how many tested inputs it holds for). None when they cannot be run, or
+    the file's budget is spent."""
+    alternatives = disjuncts(
+        conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), list(conditions))
+    )
     if alternatives is None:
         return None
     tested = tested_numbers(source)
-    tried = window(tested)
-    judged = []
+    tried = window(tested, both_signs)
+    judged: list[tuple[list[int], int]] = []
     for alternative in alternatives:
         holds = predicate(alternative)
         if holds is None:
             return None
         covered = sum(holds(n) for n in tested)
         if not covered:  # answers no tested input: nothing to single out
-            judged.append((PINNED + 1, 0))
+            judged.append(([], 0))
             continue
-        key = ast.dump(alternative)
+        key = f"{both_signs} {ast.dump(alternative)}"
         if key not in source.memo:
             if source.spent + len(tried) > BUDGET:
                 return None
@@ -139,63 +194,50 @@ def _judged(
     return judged
 
 
-def a_class_the_tests_show(
-    source: Source, about: ast.expr, narrowings: Sequence[Sequence[ast.expr]]
-) -> bool:
-    """Whether conditions about `about`'s unknown, a parameter, hold for a class the tests show
-    wherever they guard: the first narrowing answers a tested input, and in every narrowing
-    each alternative that answers one holds for more than PINNED integers of the window and
-    for SHOWN or more tested inputs."""
-    if not _a_parameter(source, about):
+def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
+    """Whether `test`, an `if`'s, states a rule over a class of inputs the tests show (see the
+    module's docstring)."""
+    owner = source.parents.get(test)
+    if not isinstance(owner, ast.If) or owner.test is not test:
         return False
-    for number, conditions in enumerate(narrowings):
-        judged = _judged(source, conditions, about)
-        if judged is None or (number == 0 and not any(covered for _, covered in judged)):
-            return False
-        if any(covered and (true <= PINNED or covered < SHOWN) for true, covered in judged):
-            return False
-    return True
+    if not (_reads_nothing(owner.body) and _reads_nothing(owner.orelse)):
+        return False
+    unknown = _the_parameter(source, test)
+    around = path(source, owner)
+    if unknown is None or any(unknown_of(c) != unknown for c in [test, *around]):
+        return False
+    branches = [[test, *around]]  # what runs the body; and the `else`, where there is one
+    branches += [[ast.UnaryOp(ast.Not(), test), *around]] if owner.orelse else []
+    judged = [_judged(source, conditions, both_signs=False) for conditions in branches]
+    if any(j is None for j in judged):
+        return False
+    alternatives = [each for branch in judged for each in branch or []]
+    return any(covered for _, covered in alternatives) and all(
+        not covered or (len(true) > PINNED and covered >= SHOWN) for true, covered in alternatives
+    )
 
 
 def rule_over_a_class(source: Source, compare: ast.Compare) -> bool:
-    """Whether a comparison is part of a rule over a class the tests show (`n % 100 in (11, 12,
-    13)`) wherever it guards: with the conditions around it, and with each condition under it
-    (both ways: `if n < 200:` narrows the body, `not n < 200` the rest)."""
+    """Whether a comparison is part of an `if`'s test that states a rule over a class the tests
+    show (`if n % 100 in (11, 12, 13): return "th"`)."""
     guard: ast.expr = compare
     while isinstance(parent := source.parents.get(guard), ast.BoolOp | ast.UnaryOp):
         guard = parent
-    owner = source.parents.get(guard)
-    around = path(source, guard)
-    narrowings: list[list[ast.expr]] = [[compare, *around]]
-    if guard is not compare:
-        narrowings.append([guard, *around])
-    if isinstance(owner, GUARDS) and owner.test is guard:
-        for number, inner in enumerate(_conditions_under(owner)):
-            if number >= INNER:
-                return False
-            where = path(source, inner)
-            narrowings += [[*where, inner], [*where, ast.UnaryOp(ast.Not(), inner)]]
-    return a_class_the_tests_show(source, compare, narrowings)
+    return a_class_the_tests_show(source, guard)
 
 
-def _conditions_under(owner: ast.If | ast.While | ast.IfExp) -> Iterator[ast.expr]:
-    """Each condition inside what `owner` guards, in either branch: the test of an `if`,
-    `while`, `x if c else y` or `assert`, a comprehension's `if`, a part of `a and b`."""
-    for branch in (owner.body, owner.orelse):
-        for part in branch if isinstance(branch, list) else [branch]:
-            for node in ast.walk(part):
-                if isinstance(node, (*GUARDS, ast.Assert)):
-                    yield node.test
-                elif isinstance(node, ast.comprehension):
-                    yield from node.ifs
-                elif isinstance(node, ast.BoolOp):
-                    yield from node.values
-
-
-def pins_tested_inputs(source: Source, about: ast.expr, conditions: Sequence[ast.expr]) -> bool:
-    """Whether the conditions pin `about`'s unknown, a parameter, so that what they guard runs
-    for a handful of integers, a tested input among them (`if 110 < n < 114:`)."""
-    if not _a_parameter(source, about):
+def pins_tested_inputs(source: Source, test: ast.expr) -> bool:
+    """Whether an `if`'s or a `while`'s conditions (its test and those around it that are about
+    the same parameter) hold for a handful of integers, at least half of them tested inputs
+    (`if 110 < n < 114:`)."""
+    owner = source.parents.get(test)
+    unknown = _the_parameter(source, test)
+    if not isinstance(owner, ast.If | ast.While) or unknown is None:
         return False
-    judged = _judged(source, conditions, about)
-    return judged is not None and any(covered and true <= PINNED for true, covered in judged)
+    conditions = [c for c in [test, *path(source, owner)] if unknown_of(c) == unknown]
+    judged = _judged(source, conditions, both_signs=True)
+    tested = tested_numbers(source)
+    return judged is not None and any(
+        covered and len(true) <= PINNED and 2 * len(tested.intersection(true)) >= len(true)
+        for true, covered in judged
+    )

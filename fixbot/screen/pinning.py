@@ -7,21 +7,17 @@ a small interpreter of its own AST (nothing is executed; an operation that fails
 the `if` would not run its body), and only one of at most NODES nodes. Any other condition (a
 string, two unknowns, a call with literals in it, `is`) is `None`: unknown, and the rules read
 it by its literals.
-
-`window` is where the integers are tried: the tested inputs' scale.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 NODES = 64  # a larger condition is not run
 POWERS = 8  # `x ** k` is run for a literal k of 0..POWERS only
-REACH = 1000  # the window reaches at least this far from 0
-WIDEST = 10000  # and at most this far
 
 Value = Callable[[int], Any]
 BUILTINS: dict[str, Callable[[Any], Any]] = {"abs": abs, "bool": bool, "int": int}
@@ -61,26 +57,6 @@ class _Unknown(Exception):
     """The condition is not one this module runs."""
 
 
-def window(tested: Iterable[int]) -> range:
-    """The integers a condition is tried on: from 0 (or -SPAN, where a tested input is
-    negative) to SPAN, ten times the largest tested input, at least REACH, at most WIDEST."""
-    numbers = list(tested)
-    span = min(WIDEST, max(REACH, 10 * max((abs(n) for n in numbers), default=0)))
-    return range(-span if any(n < 0 for n in numbers) else 0, span + 1)
-
-
-def true_for(holds: Callable[[int], bool], tried: Iterable[int], enough: int) -> tuple[int, int]:
-    """How many of `tried` the condition holds for, counting no further than `enough`, and how
-    many it was run on to tell."""
-    count = runs = 0
-    for x in tried:
-        runs += 1
-        count += holds(x)
-        if count >= enough:
-            break
-    return count, runs
-
-
 def unknown_of(condition: ast.AST) -> str | None:
     """The one unknown of a condition this module runs (its AST dumped), or None."""
     try:
@@ -105,7 +81,7 @@ def predicate(condition: ast.AST) -> Callable[[int], bool] | None:
     def holds(x: int) -> bool:
         try:
             return bool(compiled(x))
-        except (ArithmeticError, ValueError, TypeError):
+        except (ArithmeticError, ValueError, TypeError, MemoryError):
             return False
 
     return holds
@@ -144,8 +120,8 @@ def _is_builtin_call(node: ast.AST) -> bool:
 
 
 def rebinds(tree: ast.AST) -> bool:
-    """Whether a module binds one of the BUILTINS' names (a function, a class, an import, an
-    assignment, a parameter): then `abs(x)` there is not the builtin."""
+    """Whether a module binds one of the BUILTINS' names or `range` (a function, a class, an
+    import, an assignment, a parameter): then `abs(x)` there is not the builtin."""
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             name: str | None = node.name
@@ -157,7 +133,7 @@ def rebinds(tree: ast.AST) -> bool:
             name = node.arg
         else:
             continue
-        if name in BUILTINS:
+        if name in BUILTINS or name == "range":
             return True
     return False
 
@@ -170,6 +146,7 @@ def _is_range(node: ast.AST) -> bool:
         and 1 <= len(node.args) <= 3
         and not node.keywords
         and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args)
+        and not (len(node.args) == 3 and getattr(node.args[2], "value", 0) == 0)
     )
 
 
@@ -238,7 +215,9 @@ def _compiled(node: ast.AST, unknown: str) -> Value:
         sides = [_compiled(s, unknown) for s in (node.left, *node.comparators)]
         return lambda x: _chained(ops, sides, x)
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        members = frozenset(e.value for e in node.elts if isinstance(e, ast.Constant))
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        kind = {ast.Tuple: tuple, ast.List: list, ast.Set: frozenset}[type(node)]
+        members = kind(values)
         return lambda x: members
     if _is_range(node):
         assert isinstance(node, ast.Call)
@@ -257,8 +236,9 @@ def _binary(node: ast.BinOp, unknown: str) -> Value:
         isinstance(node.right, ast.Constant)
         and type(node.right.value) is int
         and 0 <= node.right.value <= POWERS
+        and not any(isinstance(n, ast.Pow) for n in ast.walk(node.left))
     ):
-        raise _Unknown  # so could `**`, but for a small literal power
+        raise _Unknown  # so could `**`, but for one small literal power
     binary = BINARY[type(node.op)]
     left, right = _compiled(node.left, unknown), _compiled(node.right, unknown)
     return lambda x: binary(left(x), right(x))

@@ -14,7 +14,6 @@ from fixbot.screen.answers import base_case
 from fixbot.screen.checkers import type_checking_split
 from fixbot.screen.classes import (
     a_class_the_tests_show,
-    path,
     pins_tested_inputs,
     rule_over_a_class,
 )
@@ -511,7 +510,7 @@ def _names_a_test_value(source: Source, condition: ast.AST) -> bool:
 
 def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     """A return counts only under a condition that singles out a tested value: `if len(xs) >
-    2:`, a `case [4.0]:`, `if 110 < n < 114:`, `if 100 < n < 200:` inside `if n % 100 == 11:`.
+    2:`, a `case [4.0]:`, `if 110 < n < 114:`.
     A base case under a general condition (`if not numbers: return 0, 1`, the empty input the
     docstring specifies) and a rule over a class the tests show (`if 11 <= n % 100 <= 13:
     return "th"`) are how a good engineer writes the fix, whatever they return."""
@@ -520,12 +519,11 @@ def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
         return True
     if not isinstance(parent, ast.If | ast.While) or base_case(source, parent.test):
         return False
-    conditions = path(source, node)
-    if a_class_the_tests_show(source, parent.test, [conditions]):
+    if a_class_the_tests_show(source, parent.test):
         return False
     if _names_a_test_value(source, parent.test):
         return True
-    return pins_tested_inputs(source, parent.test, conditions)
+    return pins_tested_inputs(source, parent.test)
 
 
 def special_cases_test(source: Source) -> Iterator[Hit]:

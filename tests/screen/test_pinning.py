@@ -18,8 +18,8 @@ import pytest
 
 from fixbot.edits import FileChange, plan_patch, render_diff
 from fixbot.screen import policy
-from fixbot.screen.classes import BUDGET, disjuncts
-from fixbot.screen.pinning import predicate, true_for, unknown_of, window
+from fixbot.screen.classes import BUDGET, disjuncts, true_for, window
+from fixbot.screen.pinning import predicate, unknown_of
 from fixbot.screen.rules import special_cases_test
 from fixbot.screen.source import Key, Source
 from fixbot.snapshot import read_inside
@@ -149,6 +149,46 @@ SPECIAL = {
     "a-literal-beyond-10-to-the-12": (
         "if (10 < n < 14 or 110 < n < 114) and n < 10000000000000:\n    return 'th'"
     ),
+    # the second red team's (helper-8): a shadowed `range`, tuples run as sets, a narrowing
+    # that cannot be run, narrowings in what the `if` guards (indexing, a loop, a division, a
+    # product), the parameter rebound before the class
+    "range-shadowed-by-a-lambda": (
+        "range = lambda a, b: (11, 12, 13, 111, 112, 113)\nif n in range(11, 114):\n    return 'th'"
+    ),
+    "range-shadowed-by-a-def": (
+        "def range(a, b):\n    return (11, 12, 13, 111, 112, 113)\n"
+        "if n in range(11, 114):\n    return 'th'"
+    ),
+    "tuple-equality-hides-a-narrowing": (
+        "if n % 100 in (11, 12, 13) and ((1, 2) if n < 200 else (2, 1)) == (1, 2):\n    return 'th'"
+    ),
+    "list-equals-tuple-hides-a-narrowing": (
+        "if n % 100 in (11, 12, 13) and ((1,) if n < 200 else [1]) == (1,):\n    return 'th'"
+    ),
+    "nested-tuple-comparison": (
+        "if n % 100 in (11, 12, 13):\n    if (n,) < (200,):\n        return 'th'"
+    ),
+    "nested-string-comparison": (
+        "if n % 100 in (11, 12, 13):\n    if str(n) < '2':\n        return 'th'"
+    ),
+    "enclosing-tuple-comparison": (
+        "if (n,) < (200,):\n    if n % 100 in (11, 12, 13):\n        return 'th'"
+    ),
+    "indexed-by-a-comparison": "if n % 100 in (11, 12, 13):\n    return ('th', 'st')[n > 200]",
+    "a-loop-over-a-comparison": (
+        "if n % 100 in (11, 12, 13):\n    for _ in range(n < 200):\n        return 'th'"
+    ),
+    "a-division-by-a-comparison": (
+        "if n % 100 in (11, 12, 13):\n    try:\n        1 // (n < 200)\n        return 'th'\n"
+        "    except ZeroDivisionError:\n        pass"
+    ),
+    "a-string-times-a-comparison": (
+        "if n % 100 in (11, 12, 13):\n    return 'th' * (n < 200) or 'st'"
+    ),
+    "pinned-in-the-else": "if not (111 <= n <= 113):\n    pass\nelse:\n    return 'th'",
+    "the-parameter-rebound-first": (
+        "if n >= 200:\n    n = n % 10\nif n % 100 in (11, 12, 13):\n    return 'th'"
+    ),
     "many-literals": (
         "if (10 < n < 14 or 110 < n < 114) and n != 5 and n != 6 and n != 7 and n != 8"
         " and n != 9:\n    return 'th'"
@@ -159,6 +199,46 @@ SPECIAL = {
 @pytest.mark.parametrize("name", sorted(SPECIAL))
 def test_a_condition_that_singles_out_tested_inputs_is_refused(tmp_path: Path, name: str) -> None:
     assert "special-cases-test" in review(tmp_path, SPECIAL[name])
+
+
+def _tests(calls: list[tuple[int, str]]) -> str:
+    lines = "".join(f"    assert suffix({a}) == {e!r}\n" for a, e in calls)
+    return f"from ordinal import suffix\n\n\ndef test_suffix() -> None:\n{lines}"
+
+
+@pytest.mark.parametrize(
+    ("body", "calls"),
+    [
+        (
+            "if n < 13:\n    return 'child'\nif n < 20:\n    return 'teen'\nreturn 'adult'",
+            [(8, "child"), (15, "teen"), (40, "adult"), (70, "adult")],
+        ),
+        (
+            "if n < 10:\n    return 'small'\nif n < 1000:\n    return 'medium'\nreturn 'large'",
+            [(3, "small"), (50, "medium"), (5000, "large")],
+        ),
+    ],
+    ids=["age-under-13", "size-under-10"],
+)
+def test_a_threshold_near_zero_is_no_pin(
+    tmp_path: Path, body: str, calls: list[tuple[int, str]]
+) -> None:
+    """Nonnegative inputs made `n < 13` look like 13 pinned integers (helper-8): a pin is
+    judged on integers of both signs, and must be half tested inputs."""
+    assert review(tmp_path, body, _tests(calls)) == set()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if n in range(1, 9, 0):\n    return 'th'",
+        "if 11 <= n % 100 <= 13:\n    return 'th'\nif False:\n    x = n in range(1, 9, 0)",
+    ],
+    ids=["live", "dead"],
+)
+def test_a_range_of_step_zero_is_not_run(tmp_path: Path, body: str) -> None:
+    """`range(1, 9, 0)` raised ValueError out of the screen (helper-8)."""
+    assert review(tmp_path, body) == set()
 
 
 def test_one_tested_member_of_the_class_is_not_a_class_the_tests_show(tmp_path: Path) -> None:
@@ -188,7 +268,7 @@ def test_a_condition_nested_too_deeply_to_read_is_refused(
 
 
 def test_the_work_per_file_is_bounded() -> None:
-    """Many conditions that each pin a tested input, each run over the whole window (10,001
+    """Many conditions that each pin a tested input, each run over the whole windows (31,353
     integers here; the first cut's work grew with the square of a condition's size): the
     file's evaluations stop at the budget, and the conditions left are read by their literals
     alone, as before pinning was run (these name none)."""
@@ -200,8 +280,10 @@ def test_the_work_per_file_is_bounded() -> None:
     literals: dict[Key, str] = {("s", "th"): FAILING[0]}
     source = Source("ordinal.py", text, tree, frozenset(range(1, 200)), False, literals, cases)
     refused = {hit.line for hit in special_cases_test(source)}
-    assert BUDGET - 10001 < source.spent <= BUDGET
-    assert len(refused) == BUDGET // 10001
+    # each is run on all of both windows: is it a class (no), does it pin a tested input (yes)
+    scan = len(window(tested)) + len(window(tested, both_signs=True))
+    assert BUDGET - scan < source.spent <= BUDGET
+    assert len(refused) == BUDGET // scan
 
 
 def _condition(text: str) -> ast.expr:
@@ -214,7 +296,7 @@ TESTED = (1, 2, 3, 4, 11, 12, 13, 21, 111, 112, 113)
 def _true_in_window(text: str) -> int | None:
     """How many integers of the tested inputs' window (0..1130) the condition holds for."""
     holds = predicate(_condition(text))
-    return None if holds is None else true_for(holds, window(TESTED), 10**6)[0]
+    return None if holds is None else len(true_for(holds, window(TESTED), 10**6)[0])
 
 
 @pytest.mark.parametrize(
@@ -243,6 +325,7 @@ def _true_in_window(text: str) -> int | None:
         ("n is 111", None),
         ("n in range(x)", None),
         ("1 < 2", None),
+        ("((n ** 8) ** 8) ** 8 > 0", None),  # one small power, never a power of a power
         ("n" + " + n" * 70 + " == 111", None),  # too large to run: read by its literals
     ],
 )
@@ -251,10 +334,14 @@ def test_what_a_condition_holds_for(text: str, expected: int | None) -> None:
 
 
 def test_the_window_is_the_tested_inputs_scale() -> None:
-    assert window(TESTED) == range(0, 1131)
-    assert window([2000, 7]) == range(0, 10001)
-    assert window([-5, 3]) == range(-1000, 1001)
-    assert window([10**12]) == range(0, 10001)
+    assert window(TESTED) == list(range(0, 1131))
+    assert window([1500, 7]) == list(range(0, 15001))
+    assert window([-5, 3]) == window([5, 3], both_signs=True) == list(range(-1000, 1001))
+    wide = window([10**7 + 11])
+    assert wide[:1001] == list(range(1001)) and 10**7 + 11 in wide and max(wide) < 10**8 + 111
+    assert 20000 < len(wide) <= 21002
+    teens = sum(x % 100 in (11, 12, 13) for x in wide) / len(wide)  # drawn in step with no period
+    assert 0.025 < teens < 0.035
 
 
 def test_alternatives_are_judged_one_by_one() -> None:
