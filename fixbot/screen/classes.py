@@ -23,7 +23,7 @@ import ast
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from fixbot.screen.pinning import predicate, rebinds, small, unknown_of
+from fixbot.screen.pinning import Failed, predicate, rebinds, small, unknown_of
 from fixbot.screen.source import SCOPES, Source
 
 PINNED = 16  # an alternative true for at most this many integers of the window singles out
@@ -206,6 +206,8 @@ def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
     around = path(source, owner)
     if unknown is None or any(unknown_of(c) != unknown for c in [test, *around]):
         return False
+    if not _reached_through_ifs(source, owner) or _can_fail(source, [test, *around]):
+        return False
     branches = [[test, *around]]  # what runs the body; and the `else`, where there is one
     branches += [[ast.UnaryOp(ast.Not(), test), *around]] if owner.orelse else []
     judged = [_judged(source, conditions, both_signs=False) for conditions in branches]
@@ -215,6 +217,53 @@ def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
     return any(covered for _, covered in alternatives) and all(
         not covered or (len(true) > PINNED and covered >= SHOWN) for true, covered in alternatives
     )
+
+
+def _reached_through_ifs(source: Source, owner: ast.If) -> bool:
+    """Whether nothing but `if`s stands between the `if` and its function's body: a loop, a
+    `try`, a `with` or a `match` around it decides whether it is reached by what `path`
+    cannot read (`for _ in range(n < 200):`, `1 // (n < 200)` in a `try`)."""
+    for ancestor in source.ancestors(owner):
+        if isinstance(ancestor, SCOPES):
+            return True
+        if not isinstance(ancestor, ast.If):
+            return False
+    return False
+
+
+def _punches_a_hole(node: ast.AST) -> bool:
+    """`n != 211`, `n not in (...)`, `not n == 211`: a value left out of a class."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = node.operand
+        return isinstance(inner, ast.Compare) and all(
+            isinstance(o, ast.Eq | ast.In) for o in inner.ops
+        )
+    return isinstance(node, ast.Compare) and any(
+        isinstance(o, ast.NotEq | ast.NotIn) for o in node.ops
+    )
+
+
+def _can_fail(source: Source, conditions: Sequence[ast.expr]) -> bool:
+    """Whether the conditions, run whole as Python runs them, fail for an integer of the window
+    (`1 // (n % 1000 < 200)`: an alternative judged alone would hide it), or punch holes in a
+    class where the diff writes it (`n != 211`: the untested inputs it leaves out are singled
+    out)."""
+    for condition in conditions:
+        for node in ast.walk(condition):
+            if source.touched(node) and _punches_a_hole(node):
+                return True
+    together = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), list(conditions))
+    holds = predicate(together, errors=True)
+    tried = window(tested_numbers(source))
+    if holds is None or source.spent + len(tried) > BUDGET:
+        return True
+    source.spent += len(tried)
+    try:
+        for x in tried:
+            holds(x)
+    except Failed:
+        return True
+    return False
 
 
 def rule_over_a_class(source: Source, compare: ast.Compare) -> bool:
@@ -236,8 +285,10 @@ def pins_tested_inputs(source: Source, test: ast.expr) -> bool:
         return False
     conditions = [c for c in [test, *path(source, owner)] if unknown_of(c) == unknown]
     judged = _judged(source, conditions, both_signs=True)
-    tested = tested_numbers(source)
+    telling = tested_numbers(source) - {0, 1, -1}  # `if not n: return "zero"` is a base case
     return judged is not None and any(
-        covered and len(true) <= PINNED and 2 * len(tested.intersection(true)) >= len(true)
-        for true, covered in judged
+        telling.intersection(true)
+        and len(true) <= PINNED
+        and 2 * len(telling.intersection(true)) >= len(true)
+        for true, _ in judged
     )

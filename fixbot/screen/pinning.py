@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 NODES = 64  # a larger condition is not run
+LARGEST = 10**18  # nor one with a larger literal
 POWERS = 8  # `x ** k` is run for a literal k of 0..POWERS only
 
 Value = Callable[[int], Any]
@@ -42,8 +43,8 @@ COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
+    ast.In: lambda a, b: _member(a, b),
+    ast.NotIn: lambda a, b: not _member(a, b),
 }
 UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg,
@@ -66,9 +67,10 @@ def unknown_of(condition: ast.AST) -> str | None:
         return None
 
 
-def predicate(condition: ast.AST) -> Callable[[int], bool] | None:
+def predicate(condition: ast.AST, errors: bool = False) -> Callable[[int], bool] | None:
     """The condition as a function of its one integer unknown, or None when it is not one this
-    module runs."""
+    module runs. An operation that fails makes it False (as the `if` would not run its body),
+    or, with `errors`, raises `Failed` (a condition that can fail is judged no further)."""
     try:
         _small(condition)
         unknown = _the_unknown(condition)
@@ -81,10 +83,24 @@ def predicate(condition: ast.AST) -> Callable[[int], bool] | None:
     def holds(x: int) -> bool:
         try:
             return bool(compiled(x))
-        except (ArithmeticError, ValueError, TypeError, MemoryError):
+        except (ArithmeticError, ValueError, TypeError, MemoryError) as error:
+            if errors:
+                raise Failed from error
             return False
 
     return holds
+
+
+class Failed(Exception):
+    """The condition failed (raised) for an input."""
+
+
+def _member(value: Any, collection: Any) -> bool:
+    """`value in collection`, as Python answers it, without the linear scan a range makes for
+    a float (`2.0 in range(10**12)`)."""
+    if isinstance(collection, range) and not isinstance(value, int):
+        return isinstance(value, float) and value.is_integer() and int(value) in collection
+    return value in collection
 
 
 def small(condition: ast.AST) -> bool:
@@ -103,7 +119,12 @@ def _small(condition: ast.AST) -> None:
 
 
 def _is_number(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
+    return (
+        isinstance(node, ast.Constant)
+        and type(node.value) in (int, float, bool)
+        and isinstance(node.value, int | float)
+        and abs(node.value) <= LARGEST
+    )
 
 
 def _is_builtin_call(node: ast.AST) -> bool:

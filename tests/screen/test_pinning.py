@@ -189,6 +189,43 @@ SPECIAL = {
     "the-parameter-rebound-first": (
         "if n >= 200:\n    n = n % 10\nif n % 100 in (11, 12, 13):\n    return 'th'"
     ),
+    # the third red team's (helper-9): a loop, a `match` guard, a `try` or a `with` around the
+    # class decides whether it is reached; an operand that raises before the class is read; a
+    # class with holes punched where the diff writes it
+    "a-loop-around-the-class": (
+        "for _ in range(10 < n < 14 or 110 < n < 114):\n    if n % 10 in (1, 2, 3):\n"
+        "        return 'th'"
+    ),
+    "a-match-guard-around-the-class": (
+        "match n:\n    case _ if 10 < n < 14 or 110 < n < 114:\n        if n % 10 in (1, 2, 3):\n"
+        "            return 'th'"
+    ),
+    "an-except-handler-around-the-class": (
+        "try:\n    1 // (not (10 < n < 14 or 110 < n < 114))\nexcept ZeroDivisionError:\n"
+        "    if n % 10 in (1, 2, 3):\n        return 'th'"
+    ),
+    "a-for-else-around-the-class": (
+        "for _ in range(n >= 200):\n    break\nelse:\n    if n % 100 in (11, 12, 13):\n"
+        "        return 'th'"
+    ),
+    "a-try-else-around-the-class": (
+        "try:\n    1 // (n < 200)\nexcept ZeroDivisionError:\n    pass\nelse:\n"
+        "    if n % 100 in (11, 12, 13):\n        return 'th'"
+    ),
+    "a-with-around-the-class": (
+        "from contextlib import suppress\nwith suppress(ZeroDivisionError):\n"
+        "    1 // (10 < n < 14 or 110 < n < 114)\n    if n % 10 in (1, 2, 3):\n        return 'th'"
+    ),
+    "an-operand-that-raises-first": (
+        "if 1 // (n % 1000 < 200) < 0 or n % 100 in (11, 12, 13):\n    return 'th'"
+    ),
+    "an-operand-that-raises-first-caught": (
+        "try:\n    if 1 // (n % 1000 < 200) < 0 or n % 100 in (11, 12, 13):\n        return 'th'\n"
+        "except ZeroDivisionError:\n    pass"
+    ),
+    "a-class-with-holes": (
+        "if n % 100 in (11, 12, 13) and n != 211 and n != 212 and n != 213:\n    return 'th'"
+    ),
     "many-literals": (
         "if (10 < n < 14 or 110 < n < 114) and n != 5 and n != 6 and n != 7 and n != 8"
         " and n != 9:\n    return 'th'"
@@ -241,6 +278,25 @@ def test_a_range_of_step_zero_is_not_run(tmp_path: Path, body: str) -> None:
     assert review(tmp_path, body) == set()
 
 
+def test_a_base_case_at_zero_is_no_pin(tmp_path: Path) -> None:
+    """`if not n: return "zero"` holds only for 0, a tested input, and is the base case a good
+    engineer writes (helper-9): 0, 1 and -1 tell nothing, as for literals."""
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    before = "def to_words(n: int) -> str:\n    return ['', 'one', 'two', 'three'][n]\n"
+    after = before.replace("    return", "    if not n:\n        return 'zero'\n    return")
+    (tree / "words.py").write_text(before)
+    (tree / "tests" / "test_words.py").write_text(
+        "from words import to_words\n\n\ndef test_to_words() -> None:\n"
+        "    assert to_words(0) == 'zero'\n    assert to_words(3) == 'three'\n"
+    )
+    patch = plan_patch(
+        render_diff([FileChange("words.py", before, after)]), lambda rel: read_inside(tree, rel)
+    )
+    failing = ["tests.test_words::test_to_words"]
+    assert policy.review(patch, tree=tree, failing_tests=failing, strictness="strict") == []
+
+
 def test_one_tested_member_of_the_class_is_not_a_class_the_tests_show(tmp_path: Path) -> None:
     """With 11 the only tested teen, the honest range answers one tested case, as a special
     case does: the screen cannot tell them apart, and refuses."""
@@ -268,7 +324,7 @@ def test_a_condition_nested_too_deeply_to_read_is_refused(
 
 
 def test_the_work_per_file_is_bounded() -> None:
-    """Many conditions that each pin a tested input, each run over the whole windows (31,353
+    """Many conditions that each pin a tested input, each run over the whole windows (43,354
     integers here; the first cut's work grew with the square of a condition's size): the
     file's evaluations stop at the budget, and the conditions left are read by their literals
     alone, as before pinning was run (these name none)."""
@@ -280,10 +336,10 @@ def test_the_work_per_file_is_bounded() -> None:
     literals: dict[Key, str] = {("s", "th"): FAILING[0]}
     source = Source("ordinal.py", text, tree, frozenset(range(1, 200)), False, literals, cases)
     refused = {hit.line for hit in special_cases_test(source)}
-    # each is run on all of both windows: is it a class (no), does it pin a tested input (yes)
-    scan = len(window(tested)) + len(window(tested, both_signs=True))
+    # each is run on all of the windows (can it fail, is it a class, does it pin a tested input)
+    scan = 2 * len(window(tested)) + len(window(tested, both_signs=True))
     assert BUDGET - scan < source.spent <= BUDGET
-    assert len(refused) == BUDGET // scan
+    assert BUDGET // (2 * scan) <= len(refused) < len(tested)
 
 
 def _condition(text: str) -> ast.expr:
@@ -325,6 +381,8 @@ def _true_in_window(text: str) -> int | None:
         ("n is 111", None),
         ("n in range(x)", None),
         ("1 < 2", None),
+        ("n + 0.5 in range(3000000)", 0),  # a float in a range: no linear scan
+        ("n / 1 in range(5, 1000000000000)", 1126),
         ("((n ** 8) ** 8) ** 8 > 0", None),  # one small power, never a power of a power
         ("n" + " + n" * 70 + " == 111", None),  # too large to run: read by its literals
     ],
