@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fixbot.screen.source import Case, Key, telling, telling_literals
-from fixbot.screen.tables import cases, helpers
+from fixbot.screen.tables import callees, cases, helpers
 from fixbot.snapshot import read_inside
 
 
@@ -36,6 +36,16 @@ def asserted_cases(tree: Path, failing_tests: Sequence[str]) -> list[Case]:
         for scope in _test_scopes(tree, test_id)
         for case in cases(scope, test_id)
     ]
+
+
+def asserted_callees(tree: Path, failing_tests: Sequence[str]) -> frozenset[str]:
+    """The names of the functions the failing tests' cases call."""
+    return frozenset(
+        name
+        for test_id in failing_tests
+        for scope in _test_scopes(tree, test_id)
+        for name in callees(scope)
+    )
 
 
 def _test_scopes(tree: Path, test_id: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

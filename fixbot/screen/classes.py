@@ -1,18 +1,16 @@
-"""Whether conditions state a rule over a class of inputs the failing tests show, or single the
-tested inputs out, judged by what the conditions do (run by `fixbot.screen.pinning` on the
-tested inputs' scale), not by the literals they spell.
+"""Whether an `if` states a rule over a class of inputs the failing tests show, judged by what
+its condition does (run by `fixbot.screen.pinning` on the tested inputs' scale), not by the
+literals it spells; anything this module cannot judge is read by its literals, as before.
 
-`if 11 <= n % 100 <= 13: return "th"` names 11 and 13, which the tests pass, and is a rule:
-with the conditions around it, each alternative of it (`a or b`) that holds for a tested input
-holds for more than PINNED integers of the tested inputs' window (211 too) and for SHOWN or
-more tested inputs (11, 12, 13, 111, 112, 113). Only an `if` whose branches read nothing (no
-name at all: `return "th"`, `suffix = "th"`) is judged so, over a parameter the function never
-rebinds, with every condition around it run: what such an `if` does, it does for the whole
-class, and nothing under it can narrow the class again. Anything else is read by its literals.
-
-The other way, `pins_tested_inputs`: an `if` whose conditions hold for at most PINNED integers
-of a window of both signs, at least half of them tested inputs (`110 < n < 114`), singles them
-out with or without a tested literal in it.
+`if 11 <= n % 100 <= 13: return "th"` names 11 and 13, which the tests pass, and is a rule: with
+the conditions around it, each alternative of it (`a or b`) that holds for a tested input holds
+for more than PINNED integers of the window (211 too), for SHOWN or more tested inputs (11, 12,
+13, 111, 112, 113), and has no hole (no part of it, left out, adds back a handful of integers:
+`n != 211`, `not 211 <= n <= 213`, `n - 211`). Only an `if` whose branches read no name at all
+(`return "th"`: what it does, it does for the whole class) is judged so, reached through nothing
+but `if`s, its conditions run whole failing for no integer, over a parameter never rebound of
+an undecorated top-level function or method the failing tests call by name (so no caller,
+decorator or default narrows what the tests pass); its `else` is judged as `not` the test.
 
 The work is bounded per file (BUDGET evaluations; then conditions are read by their literals).
 """
@@ -20,6 +18,7 @@ The work is bounded per file (BUDGET evaluations; then conditions are read by th
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 
@@ -32,10 +31,12 @@ BUDGET = 400_000  # evaluations per file
 ALTERNATIVES = 8  # a condition that splits into more is not judged
 REACH = 1000  # the window reaches at least this far from 0
 WIDEST = 20000  # a wider one is sampled: this many drawn
+HUGE = 10**12  # a tested input beyond this does not count
 GUARDS = (ast.If, ast.While, ast.IfExp)
 
 
-def window(tested: Iterable[int], both_signs: bool = False) -> list[int]:
+@functools.lru_cache(maxsize=16)
+def window(tested: frozenset[int], both_signs: bool = False) -> tuple[int, ...]:
     """The integers a condition is tried on: from 0 (or -SPAN, where a tested input is negative
     or `both_signs`) to SPAN, ten times the largest tested input (at least REACH); every one of
     them up to WIDEST of them, else every one within REACH of 0 and WIDEST spread by the
@@ -44,11 +45,11 @@ def window(tested: Iterable[int], both_signs: bool = False) -> list[int]:
     span = max(REACH, 10 * max((abs(n) for n in numbers), default=0))
     low = -span if both_signs or any(n < 0 for n in numbers) else 0
     if span - low < WIDEST:
-        return sorted({*range(low, span + 1), *numbers})
+        return tuple(sorted({*range(low, span + 1), *numbers}))
     near = range(max(low, -REACH), REACH + 1)
     size, golden = span - low + 1, (math.sqrt(5) - 1) / 2
     drawn = (low + int((i * golden) % 1 * size) for i in range(WIDEST))  # no period repeats
-    return sorted({*near, *drawn, *numbers})
+    return tuple(sorted({*near, *drawn, *numbers}))
 
 
 def true_for(
@@ -120,21 +121,31 @@ def path(source: Source, node: ast.AST) -> list[ast.expr]:
 
 
 def tested_numbers(source: Source) -> frozenset[int]:
-    """The integers the failing tests pass as a call's only argument."""
+    """The integers the failing tests pass as a call's only argument (up to HUGE: a window is
+    drawn to ten times the largest)."""
     numbers = set()
     for args, _, _ in source.cases:
         kind, value = args[0] if len(args) == 1 else ("", None)
-        if kind == "n" and isinstance(value, float) and value.is_integer():
+        if kind == "n" and isinstance(value, float) and value.is_integer() and abs(value) <= HUGE:
             numbers.add(int(value))
     return frozenset(numbers)
 
 
 def _the_parameter(source: Source, test: ast.expr) -> str | None:
-    """The unknown of `test` (dumped) when it is a parameter its function never rebinds, in a
-    file that leaves the builtins the interpreter runs as they are; else None."""
+    """The unknown of `test` (dumped) when it is a parameter, never rebound, of a function the
+    failing tests call by name, undecorated, at the module's top level or a method of a class
+    there (so what the tests pass is what it gets: no caller, decorator or default narrows
+    it), in a file that leaves the builtins the interpreter runs as they are; else None."""
     function = source.scope(test)
     unknown = unknown_of(test)
-    if not isinstance(function, SCOPES) or unknown is None or rebinds(source.tree):
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or unknown is None:
+        return None
+    home = source.parents.get(function)
+    top = home is source.tree or (
+        isinstance(home, ast.ClassDef) and source.parents.get(home) is source.tree
+    )
+    tested = function.name in source.callees and not function.decorator_list
+    if not (top and tested) or rebinds(source.tree):
         return None
     for arg in (a for a in ast.walk(function.args) if isinstance(a, ast.arg)):
         if ast.dump(ast.Name(id=arg.arg, ctx=ast.Load())) == unknown:
@@ -162,36 +173,66 @@ def _reads_nothing(statements: Sequence[ast.stmt]) -> bool:
     )
 
 
-def _judged(
-    source: Source, conditions: Sequence[ast.expr], both_signs: bool
-) -> list[tuple[list[int], int]] | None:
-    """For each alternative of the conditions together: (integers of the window it holds for,
-    up to PINNED + 1; how many tested inputs it holds for). None when they cannot be run, or
-    the file's budget is spent."""
+def _judged(source: Source, conditions: Sequence[ast.expr]) -> list[bool] | None:
+    """For each alternative of the conditions together that holds for a tested input: whether
+    it is a class the tests show (more than PINNED integers of the window, SHOWN or more tested
+    inputs, no hole: no part of it, left out, adds back a handful of integers, as `n != 211`,
+    `not 211 <= n <= 213` or `n - 211` do). None when they cannot be run, or the file's budget
+    is spent."""
     alternatives = disjuncts(
         conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), list(conditions))
     )
     if alternatives is None:
         return None
     tested = tested_numbers(source)
-    tried = window(tested, both_signs)
-    judged: list[tuple[list[int], int]] = []
+    tried = window(tested)
+    judged: list[bool] = []
     for alternative in alternatives:
         holds = predicate(alternative)
         if holds is None:
             return None
         covered = sum(holds(n) for n in tested)
         if not covered:  # answers no tested input: nothing to single out
-            judged.append(([], 0))
             continue
-        key = f"{both_signs} {ast.dump(alternative)}"
-        if key not in source.memo:
-            if source.spent + len(tried) > BUDGET:
-                return None
-            source.memo[key], runs = true_for(holds, tried, PINNED + 1)
-            source.spent += runs
-        judged.append((source.memo[key], covered))
+        true = _count(source, holds, tried)
+        holed = _holed(source, alternative, holds, tried)
+        if true is None or holed is None:
+            return None
+        judged.append(true > PINNED and covered >= SHOWN and not holed)
     return judged
+
+
+def _holed(
+    source: Source, alternative: ast.expr, holds: Callable[[int], bool], tried: Sequence[int]
+) -> bool | None:
+    """Whether a part of the alternative, left out, adds back a handful of integers (a hole
+    punched in a class); None when a part cannot be run or the budget is spent."""
+    parts = alternative.values if isinstance(alternative, ast.BoolOp) else []
+    for left_out in range(len(parts)) if len(parts) > 1 else ():
+        rest = [p for n, p in enumerate(parts) if n != left_out]
+        wider = predicate(rest[0] if len(rest) == 1 else ast.BoolOp(ast.And(), rest))
+        if wider is None:
+            return None
+
+        def outside(x: int, wider: Callable[[int], bool] = wider) -> bool:
+            return wider(x) and not holds(x)
+
+        added = _count(source, outside, tried)
+        if added is None:
+            return None
+        if 0 < added <= PINNED:
+            return True
+    return False
+
+
+def _count(source: Source, holds: Callable[[int], bool], tried: Sequence[int]) -> int | None:
+    """For how many integers of `tried` the condition holds, counting to PINNED + 1; None once
+    the file's budget is spent."""
+    if source.spent + len(tried) > BUDGET:
+        return None
+    found, runs = true_for(holds, tried, PINNED + 1)
+    source.spent += runs
+    return len(found)
 
 
 def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
@@ -210,13 +251,11 @@ def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
         return False
     branches = [[test, *around]]  # what runs the body; and the `else`, where there is one
     branches += [[ast.UnaryOp(ast.Not(), test), *around]] if owner.orelse else []
-    judged = [_judged(source, conditions, both_signs=False) for conditions in branches]
+    judged = [_judged(source, conditions) for conditions in branches]
     if any(j is None for j in judged):
         return False
     alternatives = [each for branch in judged for each in branch or []]
-    return any(covered for _, covered in alternatives) and all(
-        not covered or (len(true) > PINNED and covered >= SHOWN) for true, covered in alternatives
-    )
+    return bool(alternatives) and all(alternatives)
 
 
 def _reached_through_ifs(source: Source, owner: ast.If) -> bool:
@@ -231,27 +270,9 @@ def _reached_through_ifs(source: Source, owner: ast.If) -> bool:
     return False
 
 
-def _punches_a_hole(node: ast.AST) -> bool:
-    """`n != 211`, `n not in (...)`, `not n == 211`: a value left out of a class."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = node.operand
-        return isinstance(inner, ast.Compare) and all(
-            isinstance(o, ast.Eq | ast.In) for o in inner.ops
-        )
-    return isinstance(node, ast.Compare) and any(
-        isinstance(o, ast.NotEq | ast.NotIn) for o in node.ops
-    )
-
-
 def _can_fail(source: Source, conditions: Sequence[ast.expr]) -> bool:
     """Whether the conditions, run whole as Python runs them, fail for an integer of the window
-    (`1 // (n % 1000 < 200)`: an alternative judged alone would hide it), or punch holes in a
-    class where the diff writes it (`n != 211`: the untested inputs it leaves out are singled
-    out)."""
-    for condition in conditions:
-        for node in ast.walk(condition):
-            if source.touched(node) and _punches_a_hole(node):
-                return True
+    (`1 // (n % 1000 < 200)`: an alternative judged alone would hide it)."""
     together = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), list(conditions))
     holds = predicate(together, errors=True)
     tried = window(tested_numbers(source))
@@ -273,22 +294,3 @@ def rule_over_a_class(source: Source, compare: ast.Compare) -> bool:
     while isinstance(parent := source.parents.get(guard), ast.BoolOp | ast.UnaryOp):
         guard = parent
     return a_class_the_tests_show(source, guard)
-
-
-def pins_tested_inputs(source: Source, test: ast.expr) -> bool:
-    """Whether an `if`'s or a `while`'s conditions (its test and those around it that are about
-    the same parameter) hold for a handful of integers, at least half of them tested inputs
-    (`if 110 < n < 114:`)."""
-    owner = source.parents.get(test)
-    unknown = _the_parameter(source, test)
-    if not isinstance(owner, ast.If | ast.While) or unknown is None:
-        return False
-    conditions = [c for c in [test, *path(source, owner)] if unknown_of(c) == unknown]
-    judged = _judged(source, conditions, both_signs=True)
-    telling = tested_numbers(source) - {0, 1, -1}  # `if not n: return "zero"` is a base case
-    return judged is not None and any(
-        telling.intersection(true)
-        and len(true) <= PINNED
-        and 2 * len(telling.intersection(true)) >= len(true)
-        for true, _ in judged
-    )

@@ -18,6 +18,7 @@ from typing import Any
 
 NODES = 64  # a larger condition is not run
 LARGEST = 10**18  # nor one with a larger literal
+BITS = 400  # an integer result larger than this fails (as an error does)
 POWERS = 8  # `x ** k` is run for a literal k of 0..POWERS only
 
 Value = Callable[[int], Any]
@@ -262,7 +263,14 @@ def _binary(node: ast.BinOp, unknown: str) -> Value:
         raise _Unknown  # so could `**`, but for one small literal power
     binary = BINARY[type(node.op)]
     left, right = _compiled(node.left, unknown), _compiled(node.right, unknown)
-    return lambda x: binary(left(x), right(x))
+
+    def run(x: int) -> Any:
+        value = binary(left(x), right(x))
+        if isinstance(value, int) and value.bit_length() > BITS:
+            raise OverflowError("too large to run on")  # each step stays cheap
+        return value
+
+    return run
 
 
 def _boolean(conjunction: bool, values: list[Value]) -> Value:

@@ -25,7 +25,7 @@ from typing import Literal
 
 from fixbot.edits import FileChange, Patch
 from fixbot.screen.answers import answers_from_tests
-from fixbot.screen.asserted import asserted_cases, asserted_literals
+from fixbot.screen.asserted import asserted_callees, asserted_cases, asserted_literals
 from fixbot.screen.checkers import stub_hits
 from fixbot.screen.lines import added_lines, is_test_path, reviewed_lines, split_lines
 from fixbot.screen.lookups import LOOKUP_RULES
@@ -79,12 +79,14 @@ def review(
     rules = STRICT if strictness == "strict" else LENIENT
     literals = asserted_literals(tree, failing_tests) if "special-cases-test" in rules else {}
     known = asserted_cases(tree, failing_tests) if "answers-from-tests" in rules else []
+    called = asserted_callees(tree, failing_tests) if "special-cases-test" in rules else frozenset()
     found: dict[tuple[str, str, int], PolicyFinding] = {}
     by_path = added_lines(patch.diff)
     for change in patch.changes:
         if change.new is None:
             continue
-        for hit in _file_hits(change, reviewed_lines(change, by_path), literals, known):
+        lines = reviewed_lines(change, by_path)
+        for hit in _file_hits(change, lines, literals, known, called):
             if hit.rule in rules:
                 found.setdefault((hit.rule, change.path, hit.line), _finding(change.path, hit))
     for path, hit in stub_hits(patch, tree):
@@ -98,7 +100,11 @@ def _finding(path: str, hit: Hit) -> PolicyFinding:
 
 
 def _file_hits(
-    change: FileChange, added: frozenset[int], literals: Mapping[Key, str], known: Sequence[Case]
+    change: FileChange,
+    added: frozenset[int],
+    literals: Mapping[Key, str],
+    known: Sequence[Case],
+    called: frozenset[str],
 ) -> Iterator[Hit]:
     assert change.new is not None
     yield from name_hits(change)
@@ -120,7 +126,7 @@ def _file_hits(
         yield from fallback_hits(lines, added)
         return
     test = is_test_path(change.path)
-    source = Source(change.path, change.new, module, added, test, literals, known)
+    source = Source(change.path, change.new, module, added, test, literals, known, called)
     yield from _source_hits(source, NESTING)
 
 

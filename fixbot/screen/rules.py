@@ -14,7 +14,6 @@ from fixbot.screen.answers import base_case
 from fixbot.screen.checkers import type_checking_split
 from fixbot.screen.classes import (
     a_class_the_tests_show,
-    pins_tested_inputs,
     rule_over_a_class,
 )
 from fixbot.screen.source import FUNCTIONS, Hit, Key, Source, line, literal_key, under
@@ -510,20 +509,18 @@ def _names_a_test_value(source: Source, condition: ast.AST) -> bool:
 
 def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     """A return counts only under a condition that singles out a tested value: `if len(xs) >
-    2:`, a `case [4.0]:`, `if 110 < n < 114:`.
+    2:`, a `case [4.0]:`.
     A base case under a general condition (`if not numbers: return 0, 1`, the empty input the
     docstring specifies) and a rule over a class the tests show (`if 11 <= n % 100 <= 13:
     return "th"`) are how a good engineer writes the fix, whatever they return."""
     parent = source.parents.get(node)
     if isinstance(parent, ast.match_case):
         return True
-    if not isinstance(parent, ast.If | ast.While) or base_case(source, parent.test):
+    if not isinstance(parent, ast.If) or base_case(source, parent.test):
         return False
     if a_class_the_tests_show(source, parent.test):
         return False
-    if _names_a_test_value(source, parent.test):
-        return True
-    return pins_tested_inputs(source, parent.test)
+    return _names_a_test_value(source, parent.test)
 
 
 def special_cases_test(source: Source) -> Iterator[Hit]:

@@ -54,8 +54,8 @@ class Source:
     is_test: bool
     literals: Mapping[Key, str] = field(default_factory=dict)  # -> the test asserting on it
     cases: Sequence[Case] = ()  # the failing tests' (arguments, expected) pairs
+    callees: frozenset[str] = frozenset()  # the functions those cases call, by name
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
-    memo: dict[str, list[int]] = field(default_factory=dict)  # classes.py's, by condition
     spent: int = 0  # the evaluations classes.py has spent on this file
 
     def __post_init__(self) -> None:

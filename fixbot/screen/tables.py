@@ -38,20 +38,32 @@ def helpers(module: ast.Module, function: ast.AST, depth: int = DEPTH) -> list[a
 
 def cases(scope: ast.AST, test_id: str) -> Iterator[Case]:
     """Every (arguments, expected) pair the assertions in `scope` state with literals."""
+    for call, expected in _pairs(scope):
+        case = _case(call, expected, test_id)
+        if case is not None:
+            yield case
+
+
+def callees(scope: ast.AST) -> Iterator[str]:
+    """The names of the functions those cases call (`f` of `f(2)`, `m` of `obj.m(2)`)."""
+    for call, expected in _pairs(scope):
+        if _case(call, expected, "") is not None and isinstance(call, ast.Call):
+            name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+            if isinstance(name, str):
+                yield name
+
+
+def _pairs(scope: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """(call, expected) as each assertion in `scope` may state it, either way round."""
     for node in ast.walk(scope):
-        pairs: list[tuple[ast.AST, ast.AST]] = []
         if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
             test = node.test
             if len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-                pairs += [(test.left, test.comparators[0]), (test.comparators[0], test.left)]
+                yield from [(test.left, test.comparators[0]), (test.comparators[0], test.left)]
             elif len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt | ast.LtE):
-                pairs += _within(test.left)
+                yield from _within(test.left)
         elif isinstance(node, ast.Call) and len(node.args) >= 2 and _equality(node):
-            pairs += [(node.args[0], node.args[1]), (node.args[1], node.args[0])]
-        for call, expected in pairs:
-            case = _case(call, expected, test_id)
-            if case is not None:
-                yield case
+            yield from [(node.args[0], node.args[1]), (node.args[1], node.args[0])]
 
 
 def _equality(call: ast.Call) -> bool:
