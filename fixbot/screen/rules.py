@@ -12,10 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from fixbot.screen.answers import base_case
 from fixbot.screen.checkers import type_checking_split
-from fixbot.screen.classes import (
-    a_class_the_tests_show,
-    rule_over_a_class,
-)
+from fixbot.screen.classes import a_class_the_tests_show, rule_over_a_class
 from fixbot.screen.source import FUNCTIONS, Hit, Key, Source, line, literal_key, under
 
 
