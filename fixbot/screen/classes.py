@@ -9,12 +9,13 @@ holds for more than PINNED integers of the window (211 too) and for SHOWN or mor
 (11, 12, 13, 111, 112, 113). Nothing else is judged so: no `and`, `or`, `!=` or `not in` (a
 class narrowed, or with holes), no other arithmetic. The `if` stands directly in the body of an
 undecorated top-level function or method the failing tests call by name, defined once in the
-file; its branches read no name at all (`return "th"`: what it does, it does for the whole
-class); the parameter is never rebound. Anything else is read by its literals, as before.
+file, as its first statement (after a docstring), each branch one `return` of a constant
+(`return "th"`: what it does, it does for the whole class, and nothing before or after it
+narrows that); the parameter is never rebound. Anything else is read by its literals, as before.
 
-Four red teams broke wider versions of this (a condition of any shape, narrowed around or under
-it, holes, loops and `try`s around it, helpers, decorators and rebindings that narrow what the
-tested function passes): each attack is a test in tests/screen/test_pinning.py.
+Six red teams broke wider versions of this (a condition of any shape, narrowed around, before,
+under or after it, holes, loops and `try`s around it, helpers, decorators and rebindings that
+narrow what the tested function passes): each attack is a test in tests/screen/test_pinning.py.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
     function = source.parents.get(owner)
     if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
         return False
-    if not (_reads_nothing(owner.body) and _reads_nothing(owner.orelse)):
+    if not (_first(owner, function) and _answers(owner.body) and _answers(owner.orelse or None)):
         return False
     compare = test.operand if isinstance(test, ast.UnaryOp) else test
     parameter = _the_parameter(source, function)
@@ -195,11 +196,20 @@ def _bound_names(tree: ast.AST) -> list[str]:
     return names
 
 
-def _reads_nothing(statements: Sequence[ast.stmt]) -> bool:
-    """Whether the statements read no name at all (`return "th"`): what they do, they do for
-    every input that reaches them."""
-    return not any(
-        isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-        for statement in statements
-        for node in ast.walk(statement)
-    )
+def _first(owner: ast.If, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the `if` is the function's first statement (after its docstring): nothing before
+    it returns, raises, asserts or loops for some inputs only."""
+    body = function.body
+    documented = body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    return (body[1:2] if documented else body[:1]) == [owner]
+
+
+def _answers(statements: Sequence[ast.stmt] | None) -> bool:
+    """Whether the branch is one `return` of a constant (`return "th"`), or absent: what it
+    does, it does for the whole class, and nothing after the `if` reads what it did."""
+    if statements is None:
+        return True
+    if len(statements) != 1 or not isinstance(statements[0], ast.Return):
+        return False
+    value = statements[0].value
+    return isinstance(value, ast.Constant) and not isinstance(value.value, type(...))

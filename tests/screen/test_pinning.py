@@ -79,7 +79,6 @@ def review(tmp_path: Path, body: str, tests: str = TESTS) -> set[str]:
 HONEST = {
     "range-over-the-last-two-digits": "if 11 <= (n % 100) <= 13:\n    return 'th'",
     "membership-of-the-last-two-digits": "if n % 100 in (11, 12, 13):\n    return 'th'",
-    "else-branch": "if not 11 <= n % 100 <= 13:\n    pass\nelse:\n    return 'th'",
     "teens-by-floor-division": "if n % 100 // 10 == 1:\n    return 'th'",
     # the red team's (helper-7): honest fixes the first cut of this rule refused
     "remainder-in-a-local": "r = n % 100\nif 10 < r < 20:\n    return 'th'",
@@ -115,6 +114,25 @@ SPECIAL = {
     "assigned-not-returned": ("if n % 100 in (11, 12, 13):\n    if 100 < n < 200:\n        n = 4"),
     "a-modulus-that-covers-one-tested-input": "if n % 60 == 11:\n    return 'th'",
     "an-unknown-that-is-not-the-parameter": "m = n\nif m % 100 in (11, 12, 13):\n    return 'th'",
+    # the sixth red team's (helper-12): what comes before the class, or reads what it did
+    "an-early-return-before-the-class": (
+        "if n >= 200:\n    return 'st'\nif 11 <= n % 100 <= 13:\n    return 'th'"
+    ),
+    "an-early-raise-before-the-class": (
+        "if n >= 200:\n    raise ValueError(n)\nif 11 <= n % 100 <= 13:\n    return 'th'"
+    ),
+    "an-assert-before-the-class": "assert n < 200\nif 11 <= n % 100 <= 13:\n    return 'th'",
+    "a-loop-that-returns-before-the-class": (
+        "for _ in range(n // 200):\n    return 'st'\nif n % 100 in (11, 12, 13):\n    return 'th'"
+    ),
+    "a-flag-narrowed-after-the-class": (
+        "teen = False\nif n % 100 in (11, 12, 13):\n    teen = True\nif teen and n < 200:\n"
+        "    return 'th'"
+    ),
+    "module-state-narrowed-after-the-class": (
+        "global T\nT = 0\nif n % 100 in (11, 12, 13):\n    T = 1\nif T and n < 200:\n"
+        "    return 'th'"
+    ),
     # the red team's (helper-7), each passing the failing test and wrong for 211: a table of
     # the tested inputs beside a class, a narrowing the window's negatives hid, a modulus that
     # repeats only beyond the tests' scale, `or` as an operand, narrowings outside an `if`
@@ -434,19 +452,22 @@ def test_the_work_per_file_is_bounded() -> None:
     """Many conditions, each run over the whole window (11,001 integers here; the first cut's
     work grew with the square of a condition's size): the file's evaluations stop at the
     budget, and the conditions left are read by their literals, as before conditions were run
-    (refused: each names 11, 12 and 13)."""
+    (refused: each names 11, 12 and 13, and none holds for two tested inputs)."""
     moduli = range(10**6, 10**6 + 60)
-    guards = "".join(f"if n % {m} in (11, 12, 13):\n    return 'th'\n" for m in moduli)
-    text = ORDINAL.replace("BODY\n", "".join(f"    {line}\n" for line in guards.splitlines()))
-    tree = ast.parse(text)
+    text = "".join(
+        f"def suffix{m}(n: int) -> str:\n    if n % {m} in (11, 12, 13):\n        return 'th'\n"
+        "    return 'st'\n\n\n"
+        for m in moduli
+    )
     tested = (*TESTED, 1100)
     cases = tuple(((("n", float(t)),), ("s", "th"), FAILING[0]) for t in tested)
     literals: dict[Key, str] = {("n", float(t)): FAILING[0] for t in (11, 12, 13)}
-    lines = frozenset(range(1, 200))
-    source = Source("ordinal.py", text, tree, lines, False, literals, cases, frozenset({"suffix"}))
+    called = frozenset(f"suffix{m}" for m in moduli)
+    lines = frozenset(range(1, 500))
+    source = Source("ordinal.py", text, ast.parse(text), lines, False, literals, cases, called)
     refused = {hit.line for hit in special_cases_test(source)}
-    scan = len(window(frozenset(tested)))  # can it fail, for how many integers does it hold
-    assert BUDGET - 2 * scan < source.spent <= BUDGET
+    scan = len(window(frozenset(tested)))
+    assert BUDGET - scan < source.spent <= BUDGET
     assert len(refused) == len(moduli)
 
 
