@@ -68,10 +68,9 @@ def unknown_of(condition: ast.AST) -> str | None:
         return None
 
 
-def predicate(condition: ast.AST, errors: bool = False) -> Callable[[int], bool] | None:
+def predicate(condition: ast.AST) -> Callable[[int], bool] | None:
     """The condition as a function of its one integer unknown, or None when it is not one this
-    module runs. An operation that fails makes it False (as the `if` would not run its body),
-    or, with `errors`, raises `Failed` (a condition that can fail is judged no further)."""
+    module runs. An operation that fails makes it False, as the `if` would not run its body."""
     try:
         _small(condition)
         unknown = _the_unknown(condition)
@@ -84,16 +83,10 @@ def predicate(condition: ast.AST, errors: bool = False) -> Callable[[int], bool]
     def holds(x: int) -> bool:
         try:
             return bool(compiled(x))
-        except (ArithmeticError, ValueError, TypeError, MemoryError) as error:
-            if errors:
-                raise Failed from error
+        except (ArithmeticError, ValueError, TypeError, MemoryError):
             return False
 
     return holds
-
-
-class Failed(Exception):
-    """The condition failed (raised) for an input."""
 
 
 def _member(value: Any, collection: Any) -> bool:
@@ -102,15 +95,6 @@ def _member(value: Any, collection: Any) -> bool:
     if isinstance(collection, range) and not isinstance(value, int):
         return isinstance(value, float) and value.is_integer() and int(value) in collection
     return value in collection
-
-
-def small(condition: ast.AST) -> bool:
-    """Whether the condition has at most NODES nodes (a larger one is not run)."""
-    try:
-        _small(condition)
-    except _Unknown:
-        return False
-    return True
 
 
 def _small(condition: ast.AST) -> None:
