@@ -23,6 +23,7 @@ POWERS = 8  # `x ** k` is run for a literal k of 0..POWERS only
 
 Value = Callable[[int], Any]
 BUILTINS: dict[str, Callable[[Any], Any]] = {"abs": abs, "bool": bool, "int": int}
+RUN_AS_BUILTINS = frozenset({*BUILTINS, "range"})  # names run as Python's own
 
 BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -113,8 +114,8 @@ def _is_number(node: ast.AST) -> bool:
 
 
 def _is_builtin_call(node: ast.AST) -> bool:
-    """`abs(x)`, `bool(x)`, `int(x)`: run as the builtin (a file that rebinds the name is not
-    run at all: `rebinds`)."""
+    """`abs(x)`, `bool(x)`, `int(x)`: run as the builtin (the caller makes sure the file does
+    not rebind the name: RUN_AS_BUILTINS)."""
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -123,25 +124,6 @@ def _is_builtin_call(node: ast.AST) -> bool:
         and not node.keywords
         and not isinstance(node.args[0], ast.Starred)
     )
-
-
-def rebinds(tree: ast.AST) -> bool:
-    """Whether a module binds one of the BUILTINS' names or `range` (a function, a class, an
-    import, an assignment, a parameter): then `abs(x)` there is not the builtin."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            name: str | None = node.name
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            name = node.id
-        elif isinstance(node, ast.alias):
-            name = node.asname or node.name
-        elif isinstance(node, ast.arg):
-            name = node.arg
-        else:
-            continue
-        if name in BUILTINS or name == "range":
-            return True
-    return False
 
 
 def _is_range(node: ast.AST) -> bool:

@@ -500,10 +500,6 @@ def _compared(node: ast.AST, literals: Mapping[Key, str]) -> Iterator[ast.AST]:
         yield from (key for key in node.keys if key is not None)
 
 
-def _names_a_test_value(source: Source, condition: ast.AST) -> bool:
-    return any(literal_key(n) in source.literals for n in ast.walk(condition))
-
-
 def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
     """A return counts only under a condition that singles out a tested value: `if len(xs) >
     2:`, a `case [4.0]:`.
@@ -517,7 +513,7 @@ def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
         return False
     if a_class_the_tests_show(source, parent.test):
         return False
-    return _names_a_test_value(source, parent.test)
+    return any(literal_key(n) in source.literals for n in ast.walk(parent.test))
 
 
 def special_cases_test(source: Source) -> Iterator[Hit]:
