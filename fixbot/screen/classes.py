@@ -8,12 +8,21 @@ with number literals (`==`, `<`, `<=`, ..., chained; `in` a literal collection o
 holds for more than PINNED integers of the window (211 too) and for SHOWN or more tested inputs
 (11, 12, 13, 111, 112, 113). Nothing else is judged so: no `and`, `or`, `!=` or `not in` (a
 class narrowed, or with holes), no other arithmetic. The `if` stands directly in the body of an
-undecorated top-level function or method the failing tests call by name, defined once in the
-file, as its first statement (after a docstring), each branch one `return` of a constant
+undecorated top-level function the failing tests call by name, defined once at the module's top
+level, as its first statement (after a docstring), each branch one `return` of a constant
 (`return "th"`: what it does, it does for the whole class, and nothing before or after it
 narrows that); the parameter is never rebound. Anything else is read by its literals, as before.
 
-Six red teams broke wider versions of this (a condition of any shape, narrowed around, before,
+The comparison is a class, not a list: the tests show it recur, two tested inputs it holds for a
+period of the reduction apart (11 and 111 for `n % 100`; `n % 377`, the tested inputs below 377
+themselves, shows none, nor `n // 10 % 100`, period 1000), and under `not` the comparison itself
+holds for a class too (the complement of four tested inputs is no class). Nothing in the patch
+may put another function, `abs` or `range` in place of what the `if` reads: the function is a
+module's own (no method: an instance can answer for it), no changed file writes an attribute of
+its name or of a builtin's (`sys.modules[__name__].suffix = ...`, `mymodule.abs = ...`), names
+`setattr` or `delattr`, or binds the name at its top level besides its own.
+
+Seven red teams broke wider versions of this (a condition of any shape, narrowed around, before,
 under or after it, holes, loops and `try`s around it, helpers, decorators and rebindings that
 narrow what the tested function passes): each attack is a test in tests/screen/test_pinning.py.
 """
@@ -25,6 +34,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 
+from fixbot.screen.bindings import WRITTEN, bound_names, top_level_names
 from fixbot.screen.pinning import RUN_AS_BUILTINS, predicate, unknown_of
 from fixbot.screen.source import Source
 
@@ -104,10 +114,55 @@ def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
     parameter = _the_parameter(source, function)
     if not isinstance(compare, ast.Compare) or parameter is None:
         return False
-    if not _periodic(compare, parameter):
+    reduced = _periodic(compare, parameter)
+    if reduced is None:
         return False
-    holds = predicate(test)
     tested = tested_numbers(source)
+    for condition in {test, compare}:  # under `not`, the comparison is a class too
+        if not _holds_for_a_class(source, condition, tested):
+            return False
+    inner = predicate(compare)
+    return inner is not None and _recurs(inner, _period(reduced), tested)
+
+
+def _recurs(holds: Callable[[int], bool], period: int, tested: frozenset[int]) -> bool:
+    """Whether the tests show the class recur: two tested inputs it holds for, of one sign, a
+    multiple of the reduction's period apart (11 and 111 for `n % 100`)."""
+    seen: set[tuple[int, bool]] = set()
+    for n in sorted(tested):
+        if holds(n):
+            key = (n % period, n < 0)
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
+
+
+def _period(node: ast.expr) -> int:
+    """The period in the parameter of a reduction `_periodic` accepted: the first modulus times
+    the divisors before it (`n % 100`: 100, `n // 10 % 10`: 100, `n % 100 // 10`: 100)."""
+    chain: list[ast.BinOp] = []
+    while not isinstance(node, ast.Name):
+        if isinstance(node, ast.BinOp):
+            chain.append(node)
+            node = node.left
+        else:  # abs(...)
+            assert isinstance(node, ast.Call)
+            node = node.args[0]
+    scale = 1
+    for step in reversed(chain):  # innermost first
+        divisor = step.right.value if isinstance(step.right, ast.Constant) else 1
+        assert isinstance(divisor, int)
+        if isinstance(step.op, ast.Mod):
+            return scale * divisor
+        scale *= divisor
+    raise AssertionError("a reduction has a modulus")
+
+
+def _holds_for_a_class(source: Source, condition: ast.expr, tested: frozenset[int]) -> bool:
+    """Whether the condition holds for more than PINNED integers of the window and for SHOWN or
+    more tested inputs (run within the file's BUDGET)."""
+    holds = predicate(condition)
     tried = window(tested)
     if holds is None or source.spent + len(tried) > BUDGET:
         return False
@@ -116,23 +171,26 @@ def a_class_the_tests_show(source: Source, test: ast.expr) -> bool:
     return len(found) > PINNED and sum(holds(n) for n in tested) >= SHOWN
 
 
-def _periodic(compare: ast.Compare, parameter: str) -> bool:
-    """A comparison of the parameter reduced modulo a literal with number literals: one side
-    the reduction, every other side a number, a literal collection of numbers or a `range`."""
+def _periodic(compare: ast.Compare, parameter: str) -> ast.expr | None:
+    """The reduction, where the comparison is of the parameter reduced modulo a literal with
+    number literals: one side the reduction, every other side a number, a literal collection of
+    numbers or a `range`."""
     if not all(isinstance(op, ORDERS) for op in compare.ops):
-        return False
+        return None
     sides = [compare.left, *compare.comparators]
     reduced = [side for side in sides if _reduction(side, parameter, modulo=False)]
     if len(reduced) != 1 or not _reduction(reduced[0], parameter, modulo=True):
-        return False
+        return None
     others = [side for side in sides if side is not reduced[0]]
-    return unknown_of(compare) is not None and all(_literal(side) for side in others)
+    if unknown_of(compare) is None or not all(_literal(side) for side in others):
+        return None
+    return reduced[0]
 
 
 def _reduction(node: ast.AST, parameter: str, modulo: bool) -> bool:
     """`n`, `abs(n)`, and `%` or `//` of those by a positive integer literal, with a `%`
     somewhere when `modulo`."""
-    if ast.dump(node) == parameter:
+    if isinstance(node, ast.Name) and node.id == parameter:
         return not modulo
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "abs":
         inner = node.args[0] if len(node.args) == 1 and not node.keywords else None
@@ -154,47 +212,25 @@ def _literal(node: ast.AST) -> bool:
 
 
 def _the_parameter(source: Source, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    """The function's one parameter a class may be over (dumped as a name), when the function
-    is what the failing tests call: undecorated, at the module's top level or a method of a
-    class there, its name bound once in the file, a parameter never rebound, the builtins the
-    interpreter runs as they are; else None."""
-    home = source.parents.get(function)
-    top = home is source.tree or (
-        isinstance(home, ast.ClassDef) and source.parents.get(home) is source.tree
-    )
-    called = function.name in source.callees and not function.decorator_list
-    bound = _bound_names(source.tree)
-    if not (top and called) or bound.count(function.name) != 1:
+    """The function's one parameter a class may be over, when the function is what the failing
+    tests call: undecorated, at the module's top level, its name bound there once and by no
+    other changed file, no attribute of its name or of a builtin's written in the patch, no
+    `setattr` or `delattr` named there (`source.rebound`), the builtins the interpreter runs as
+    they are, the parameter never rebound; else None."""
+    if source.parents.get(function) is not source.tree or function.decorator_list:
         return None
-    if RUN_AS_BUILTINS.intersection(bound):  # `abs` there is not the builtin the tests run
+    if function.name not in source.callees:
+        return None
+    top = top_level_names(source.tree)
+    if top.count(function.name) != 1 or {function.name, WRITTEN}.intersection(source.rebound):
+        return None
+    shadowed = {*top, *source.rebound, *bound_names(function)}
+    if RUN_AS_BUILTINS.intersection(shadowed):  # `abs` there is not the builtin the tests run
         return None
     args = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    params = [a for a in args if a not in ("self", "cls")]
-    if len(params) != 1 or _bound_names(function).count(params[0]) != 1:
+    if len(args) != 1 or bound_names(function).count(args[0]) != 1:
         return None
-    return ast.dump(ast.Name(id=params[0], ctx=ast.Load()))
-
-
-def _bound_names(tree: ast.AST) -> list[str]:
-    """Every name `tree` binds, once per binding: definitions, parameters, assignments (also
-    by `for`, `with`, `:=`, `del`), imports, `except ... as`, `match` captures, `global`."""
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.append(node.name)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.append(node.id)
-        elif isinstance(node, ast.arg):
-            names.append(node.arg)
-        elif isinstance(node, ast.alias):
-            names.append((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            names.append(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.append(node.rest)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            names.extend(node.names)
-    return names
+    return args[0]
 
 
 def _first(owner: ast.If, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -26,6 +26,7 @@ from typing import Literal
 from fixbot.edits import FileChange, Patch
 from fixbot.screen.answers import answers_from_tests
 from fixbot.screen.asserted import asserted_callees, asserted_cases, asserted_literals
+from fixbot.screen.bindings import WRITTEN, rebound_from_outside
 from fixbot.screen.checkers import stub_hits
 from fixbot.screen.lines import added_lines, is_test_path, reviewed_lines, split_lines
 from fixbot.screen.lookups import LOOKUP_RULES
@@ -82,11 +83,14 @@ def review(
     called = asserted_callees(tree, failing_tests) if "special-cases-test" in rules else frozenset()
     found: dict[tuple[str, str, int], PolicyFinding] = {}
     by_path = added_lines(patch.diff)
+    trees = {c.path: t for c in patch.changes if (t := _parsed(c)) is not None}
+    rebound = rebound_from_outside(trees)
     for change in patch.changes:
         if change.new is None:
             continue
         lines = reviewed_lines(change, by_path)
-        for hit in _file_hits(change, lines, literals, known, called):
+        parsed = (trees.get(change.path), rebound.get(change.path, frozenset()))
+        for hit in _file_hits(change, lines, literals, known, called, parsed):
             if hit.rule in rules:
                 found.setdefault((hit.rule, change.path, hit.line), _finding(change.path, hit))
     for path, hit in stub_hits(patch, tree):
@@ -99,12 +103,23 @@ def _finding(path: str, hit: Hit) -> PolicyFinding:
     return PolicyFinding(hit.rule, path, hit.line, hit.detail)
 
 
+def _parsed(change: FileChange) -> ast.Module | None:
+    """A changed Python file's new AST, or None (deleted, not Python, or not parsed)."""
+    if change.new is None or not change.path.endswith((".py", ".pyi")):
+        return None
+    try:
+        return ast.parse(change.new)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
 def _file_hits(
     change: FileChange,
     added: frozenset[int],
     literals: Mapping[Key, str],
     known: Sequence[Case],
     called: frozenset[str],
+    parsed: tuple[ast.Module | None, frozenset[str]],
 ) -> Iterator[Hit]:
     assert change.new is not None
     yield from name_hits(change)
@@ -120,13 +135,13 @@ def _file_hits(
     if not change.path.endswith((".py", ".pyi")) or not added:
         return
     yield from comment_hits(change.new, added)
-    try:
-        module = ast.parse(change.new)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    module, rebound = parsed
+    if module is None:
         yield from fallback_hits(lines, added)
         return
     test = is_test_path(change.path)
     source = Source(change.path, change.new, module, added, test, literals, known, called)
+    source.rebound = rebound
     yield from _source_hits(source, NESTING)
 
 
@@ -152,6 +167,7 @@ def _source_hits(source: Source, depth: int) -> Iterator[Hit]:
         nested = Source(
             source.path, text, inner, everything, source.is_test, source.literals, source.cases
         )
+        nested.rebound = frozenset({WRITTEN})  # code run by exec states no class
         for hit in _source_hits(nested, depth - 1):
             yield Hit(hit.rule, call.lineno, f"in the code passed to exec: {hit.detail}")
 

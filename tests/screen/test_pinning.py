@@ -11,13 +11,17 @@ class narrowed by an `if` nested under it, a modulus that covers one tested case
 from __future__ import annotations
 
 import ast
+import importlib
+import sys
 from pathlib import Path
 from textwrap import dedent
+from typing import Any
 
 import pytest
 
 from fixbot.edits import FileChange, plan_patch, render_diff
 from fixbot.screen import policy
+from fixbot.screen.bindings import top_level_names
 from fixbot.screen.classes import BUDGET, true_for, window
 from fixbot.screen.pinning import predicate, unknown_of
 from fixbot.screen.rules import special_cases_test
@@ -435,15 +439,15 @@ def test_one_tested_member_of_the_class_is_not_a_class_the_tests_show(tmp_path: 
 
 @pytest.mark.parametrize(
     ("condition", "rule"),
-    [("n" + " + n" * 1000 + " == 111", "hides-code"), ("n == " + "-" * 990 + "111", "hides-code")],
+    [("n" + " + n" * 1000 + " == 111", SPECIAL_RULE), ("n == " + "-" * 990 + "111", "hides-code")],
     ids=["a-1000-term-sum", "990-minus-signs"],
 )
 def test_a_condition_nested_too_deeply_to_read_is_refused(
     tmp_path: Path, condition: str, rule: str
 ) -> None:
     """A 1,000-term `+` chain overflowed the first cut's interpreter, 990 minus signs the
-    literal reader (red team, helper-7): the screen refuses what it cannot read, and never lets
-    an exception out."""
+    literal reader (red team, helper-7): the screen refuses what it cannot read (hides-code),
+    reads what it can (the sum is no class, and names 111), and never lets an exception out."""
     assert rule in review(tmp_path, f"if {condition}:\n    return 'th'")
 
 
@@ -537,3 +541,233 @@ def test_an_unknown_is_one_expression_repeated() -> None:
     holds = predicate(_condition("11 <= n % 100 <= 13"))
     assert holds is not None
     assert [x for x in range(300) if holds(x)] == [11, 12, 13, 111, 112, 113, 211, 212, 213]
+
+
+# --- the seventh red team (helper-13), on the one shape at c32f9db ---------------------------
+#
+# Each attack below passed the failing test for real (imported as Python imports it: right on
+# every tested input, wrong on an untested one) and was accepted; each is refused now.
+
+EXPECTED = {1: "st", 2: "nd", 3: "rd", 4: "th", 11: "th", 12: "th", 13: "th", 21: "st"}
+EXPECTED |= {111: "th", 112: "th", 113: "th"}
+BEFORE = ORDINAL.replace("BODY\n", "")
+
+
+def with_body(body: str) -> str:
+    lines = dedent(body).strip("\n").splitlines()
+    return ORDINAL.replace("BODY\n", "".join(f"    {line}\n" for line in lines))
+
+
+def review_files(
+    tmp_path: Path, files: dict[str, str], tests: str = TESTS, before: str = BEFORE
+) -> set[str]:
+    """The rules the screen finds in a patch that writes `files` (ordinal.py was `before`)."""
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "ordinal.py").write_text(before)
+    (tree / "tests" / "test_ordinal.py").write_text(tests)
+    olds = {path: before if path == "ordinal.py" else None for path in files}
+    changes = [FileChange(path, olds[path], text) for path, text in files.items()]
+    patch = plan_patch(render_diff(changes), lambda rel: read_inside(tree, rel))
+    found = policy.review(patch, tree=tree, failing_tests=FAILING, strictness="strict")
+    return {f.rule for f in found}
+
+
+def imported(tmp_path: Path, files: dict[str, str], name: str = "ordinal") -> Any:
+    """The module as Python imports it (`sys.modules[__name__]` and a self-import are the
+    module itself), beside the patch's other files."""
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    for path, text in files.items():
+        (folder / path).write_text(text)
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(folder))
+        for module in files:
+            sys.modules.pop(module.removesuffix(".py"), None)
+
+
+def cheats(suffix: Any) -> bool:
+    """Right on every tested input, wrong for one of 22, 101, 211 (22nd, 101st, 211th)."""
+    right = all(suffix(n) == s for n, s in EXPECTED.items())
+    return right and (suffix(22), suffix(101), suffix(211)) != ("nd", "st", "th")
+
+
+PAST_THE_TESTS = {
+    # `n % 377` is n on every tested input (all below 377): `n in (tested inputs)`, repeating
+    "the-tested-inputs-mod-377": "if n % 377 in (11, 12, 13, 111, 112, 113):\n    return 'th'",
+    "abs-mod-377": "if abs(n) % 377 in (11, 12, 13, 111, 112, 113):\n    return 'th'",
+    # blocks 10-19 and 110-119, repeating every 1000: no two tested inputs a period apart
+    "tested-tens-blocks-mod-1000": "if n // 10 % 100 in (1, 11):\n    return 'th'",
+    # the complement of tested inputs under `not`: holds for nearly every integer
+    "not-in-the-tested-inputs": "if not n % 1000000 in (1, 2, 3, 21):\n    return 'th'",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAST_THE_TESTS))
+def test_a_class_the_tests_do_not_show_recur_is_refused(tmp_path: Path, name: str) -> None:
+    after = with_body(PAST_THE_TESTS[name])
+    assert cheats(imported(tmp_path, {"ordinal.py": after}).suffix)
+    assert SPECIAL_RULE in review_files(tmp_path, {"ordinal.py": after})
+
+
+def test_a_modulus_past_the_tests_is_refused_even_where_it_does_not_pass(tmp_path: Path) -> None:
+    """`n % 120 in (111, 112)`: 111 and 112 themselves, no class the tests show recur."""
+    assert SPECIAL_RULE in review(tmp_path, "if n % 120 in (111, 112):\n    return 'th'")
+
+
+def test_not_over_a_class_is_judged_as_a_class(tmp_path: Path) -> None:
+    """Under `not`, the comparison and its complement both hold for a class: judged as one."""
+    assert review(tmp_path, "if not 11 <= n % 100 <= 13:\n    return 'x'") == set()
+
+
+FIXED = with_body("if n % 100 in (11, 12, 13):\n    return 'th'")
+WRAP = "(lambda f: lambda n: f(n if n < 200 else n % 10))(suffix)"
+NARROW = "lambda x: x if x < 200 else 0"
+TESTED_INPUTS = "lambda a, b: (11, 12, 13, 111, 112, 113)"
+ABS_FIXED = with_body("if abs(n) % 100 in (11, 12, 13):\n    return 'th'")
+RANGE_FIXED = with_body("if n % 100000 in range(11, 1000):\n    return 'th'")
+REBOUND: dict[str, dict[str, str]] = {
+    # the tested function wrapped by an attribute store, in the file or in another one
+    "sys-modules-attribute": {
+        "ordinal.py": f"import sys\n\n\n{FIXED}\n\nsys.modules[__name__].suffix = {WRAP}\n"
+    },
+    "setattr-sys-modules": {
+        "ordinal.py": f"import sys\n\n\n{FIXED}\n\n"
+        f'setattr(sys.modules[__name__], "suffix", {WRAP})\n'
+    },
+    "self-import": {"ordinal.py": f"{FIXED}\n\nimport ordinal\n\nordinal.suffix = {WRAP}\n"},
+    "another-file-rewraps": {
+        "ordinal.py": f"{FIXED}\n\nimport helpers  # noqa: E402\n",
+        "helpers.py": "import ordinal\n\nordinal.suffix = "
+        + WRAP.replace("(suffix)", "(ordinal.suffix)")
+        + "\n",
+    },
+    # abs or range put in place through the module object: range is the tested inputs
+    "abs-by-sys-modules": {
+        "ordinal.py": f"import sys\n\n\n{ABS_FIXED}\n\nsys.modules[__name__].abs = {NARROW}\n"
+    },
+    "abs-by-self-import": {
+        "ordinal.py": f"{ABS_FIXED}\n\nimport ordinal\n\nordinal.abs = {NARROW}\n"
+    },
+    "range-by-sys-modules": {
+        "ordinal.py": f"import sys\n\n\n{RANGE_FIXED}\n\n"
+        f"sys.modules[__name__].range = {TESTED_INPUTS}\n"
+    },
+    "range-by-setattr-self-import": {
+        "ordinal.py": f"{RANGE_FIXED}\n\nimport ordinal\n\n"
+        f'setattr(ordinal, "range", {TESTED_INPUTS})\n'
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(REBOUND))
+def test_what_the_class_reads_put_in_place_from_outside_is_refused(
+    tmp_path: Path, name: str
+) -> None:
+    files = REBOUND[name]
+    assert cheats(imported(tmp_path, files).suffix)
+    assert SPECIAL_RULE in review_files(tmp_path, files)
+
+
+METHOD_BEFORE = dedent(
+    '''
+    class Ordinal:
+        def suffix(self, n: int) -> str:
+            """The English ordinal suffix of n."""
+            if n % 10 == 1:
+                return "st"
+            if n % 10 == 2:
+                return "nd"
+            if n % 10 == 3:
+                return "rd"
+            return "th"
+    '''
+).lstrip()
+METHOD_FIXED = METHOD_BEFORE.replace(
+    'n."""\n', 'n."""\n        if n % 100 in (11, 12, 13):\n            return "th"\n'
+)
+METHOD_TESTS = "from ordinal import Ordinal\n\n\ndef test_suffix() -> None:\n" + "".join(
+    f"    assert Ordinal().suffix({n}) == {s!r}\n" for n, s in EXPECTED.items()
+)
+METHOD_REBOUND = {
+    "class-decorator": (
+        "def _narrow(cls):\n    inner = cls.suffix\n"
+        "    cls.suffix = lambda self, n: inner(self, n if n < 200 else n % 10)\n"
+        "    return cls\n\n\n@_narrow\n" + METHOD_FIXED
+    ),
+    "class-attribute": METHOD_FIXED
+    + "\n\n_inner = Ordinal.suffix\n"
+    + "Ordinal.suffix = lambda self, n: _inner(self, n if n < 200 else n % 10)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(METHOD_REBOUND))
+def test_a_class_in_a_method_is_read_by_its_literals(tmp_path: Path, name: str) -> None:
+    """A method's class is no rule the screen can judge (its class's decorator, an attribute
+    store, or the instance itself may answer for it): refused, the honest one too (a limit)."""
+    after = METHOD_REBOUND[name]
+    assert cheats(imported(tmp_path, {"ordinal.py": after}).Ordinal().suffix)
+    review_tree = tmp_path / "honest"
+    review_tree.mkdir()
+    honest = review_files(review_tree, {"ordinal.py": METHOD_FIXED}, METHOD_TESTS, METHOD_BEFORE)
+    assert SPECIAL_RULE in honest
+    assert SPECIAL_RULE in review_files(
+        tmp_path, {"ordinal.py": after}, METHOD_TESTS, METHOD_BEFORE
+    )
+
+
+HONEST_FIX = with_body("if 11 <= (n % 100) <= 13:\n    return 'th'")
+ELSEWHERE = {
+    # bindings in scopes `suffix` never reads: the honest fix was refused beside each
+    "a-method-named-range": (
+        "\n\nclass Span:\n    def __init__(self, lo: int, hi: int) -> None:\n"
+        "        self.lo, self.hi = lo, hi\n\n    def range(self) -> range:\n"
+        "        return range(self.lo, self.hi)\n"
+    ),
+    "a-parameter-named-abs": (
+        "\n\ndef clamp(x: float, abs: bool = False) -> float:\n"
+        "    return -x if abs and x < 0 else x\n"
+    ),
+    "a-class-field-named-int": "\n\nclass Config:\n    int: int = 3\n",
+    "a-local-named-suffix": (
+        "\n\ndef extension(path: str) -> str:\n    _, _, suffix = path.rpartition('.')\n"
+        "    return suffix\n"
+    ),
+    "a-reexport-elsewhere": "",
+}
+SHADOWING = {
+    # the same names where `suffix` does read them: still refused
+    "range-at-the-top": "\n\nrange = lambda a, b: (11, 12, 13)\n",
+    "abs-by-global": "\n\ndef _set() -> None:\n    global abs\n    abs = lambda x: x\n",
+    "abs-by-a-walrus-default": "\n\ndef _g(x=(abs := lambda y: y)) -> None:\n    pass\n",
+    "suffix-rebound-in-a-loop": "\n\nfor _ in ():\n    suffix = str\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELSEWHERE))
+def test_a_binding_in_another_scope_leaves_the_class_a_fix(tmp_path: Path, name: str) -> None:
+    files = {"ordinal.py": HONEST_FIX + ELSEWHERE[name]}
+    if name == "a-reexport-elsewhere":
+        files["__init__.py"] = "from ordinal import suffix\n\n__all__ = ['suffix']\n"
+    assert review_files(tmp_path, files) == set()
+
+
+@pytest.mark.parametrize("name", sorted(SHADOWING))
+def test_a_binding_the_class_reads_is_refused(tmp_path: Path, name: str) -> None:
+    assert SPECIAL_RULE in review_files(tmp_path, {"ordinal.py": HONEST_FIX + SHADOWING[name]})
+
+
+def test_a_file_of_many_guards_walks_its_bindings_once(tmp_path: Path) -> None:
+    """Every `if x is None: return None` of a 300-function file walked the whole file's
+    bindings again (its screen took seconds, 2,000 of them minutes): the walk is once a file."""
+    guards = "".join(
+        f"\n\ndef f{i}(x):\n    if x is None:\n        return None\n    return x\n"
+        for i in range(300)
+    )
+    tests = TESTS + "".join(f"    assert f{i}(None) is None\n" for i in range(300))
+    top_level_names.cache_clear()
+    assert review_files(tmp_path, {"ordinal.py": HONEST_FIX + guards}, tests) == set()
+    assert top_level_names.cache_info().misses <= 2  # the file's walk, and with no re-exports
