@@ -1,11 +1,14 @@
 """Which names a patch binds, and where: what classes.py needs to know that the function a
 class is stated in, and the builtins its condition calls, are what the failing tests run.
 
-    top_level_names(tree)        every name bound in a module's own namespace, once a binding
-    bound_names(tree)            every name bound anywhere under a node, once a binding
-    rebound_from_outside(files)  per changed file, the names the patch may rebind in its module
-                                 without a binding of the module's own (attribute stores,
-                                 other files' top-level names; WRITTEN where `setattr` is named)
+    top_level_names(tree)   every name bound in a module's own namespace, once a binding
+    bound_names(tree)       every name bound anywhere under a node, once a binding
+    written(files)          the names the patch may bind in any module without a statement of
+                            that module's own (attribute stores, `setattr`, submodule imports),
+                            WRITTEN where it may bind any name (`setattr` of a computed name,
+                            `exec`, a star import, a module's `__getattr__`, `sys.modules`)
+    elsewhere(files)        per changed file, the names the other changed files bind at their
+                            top level (a re-export, `from .m import f`, aside)
 """
 
 from __future__ import annotations
@@ -15,26 +18,84 @@ import functools
 from collections.abc import Mapping
 
 SETTERS = frozenset({"setattr", "delattr", "__setattr__", "__delattr__"})
-WRITTEN = "*"  # in Source.rebound: the patch may write an attribute of any name
+# names whose use lets a patch bind any name in some module: code run from text, the module
+# table, a module's own attribute hook
+ANY_NAME = frozenset({"exec", "eval", "compile", "modules", "__builtins__"})
+WRITTEN = "*"  # the patch may bind a name of any name
 
 
-def rebound_from_outside(files: Mapping[str, ast.Module]) -> dict[str, frozenset[str]]:
-    """For each changed Python file, the names the patch may rebind in its module without a
-    binding of the module's own: every attribute name any changed file writes or deletes
-    (`sys.modules[__name__].suffix = ...`, `ordinal.abs = ...`), the names other changed files
-    bind at their top level (a re-export, `from .m import f`, aside), and WRITTEN where a
-    changed file names `setattr`, `delattr` or their dunders (any name may be written)."""
-    written: set[str] = set()
+def written(files: Mapping[str, ast.Module]) -> frozenset[str]:
+    """The names the changed files may bind in a module other than by that module's own binding
+    statements: every attribute stored or deleted (`sys.modules[__name__].suffix = ...`,
+    `ordinal.abs = ...`), named to a setter as a constant (`setattr(m, "abs", f)`), a changed
+    module's own name or one imported as a submodule (importing `ordinal/abs.py` binds `abs` in
+    `ordinal`); and WRITTEN
+    where they name a setter otherwise, `exec`, `eval`, `compile`, `sys.modules` or
+    `__builtins__`, import `*`, or give a module a `__getattr__`."""
+    found = {_module_name(path) for path in files}  # a submodule's import binds its name
     for tree in files.values():
+        read: set[int] = set()  # setters whose call named a constant (walked parent first)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-                written.add(node.attr)
-            named = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
-            if named in SETTERS:
-                written.add(WRITTEN)
+            if isinstance(node, ast.Call) and _name_of(node.func) in SETTERS:
+                name = _setter_name(node)
+                found.add(WRITTEN if name is None else name)
+                read.add(id(node.func))
+            elif id(node) not in read:
+                found.update(_written_by(node))
+        if "__getattr__" in top_level_names(tree):  # PEP 562: it answers for any name
+            found.add(WRITTEN)
+    telling = found & (ANY_NAME | SETTERS | {"__getattr__"})  # `sys.modules |= ...`
+    return frozenset(found | ({WRITTEN} if telling else set()))
+
+
+def _setter_name(call: ast.Call) -> str | None:
+    """The constant name a setter's call writes (`setattr(o, "x", v)`, `o.__setattr__("x", v)`,
+    `delattr(o, "x")`, `o.__delattr__("x")`), or None where the screen cannot read it."""
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    deletes = _name_of(call.func) in ("delattr", "__delattr__")
+    unbound = len(call.args) == (2 if deletes else 3)
+    bound = len(call.args) == (1 if deletes else 2)
+    position = 1 if unbound else 0 if bound else None
+    name = call.args[position] if position is not None else None
+    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return name.value
+    return None
+
+
+def _written_by(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+        return [node.attr]
+    if isinstance(node, ast.Import):
+        return [part for alias in node.names for part in alias.name.split(".")[1:]]
+    if isinstance(node, ast.ImportFrom):
+        return [WRITTEN] if any(alias.name == "*" for alias in node.names) else []
+    if _name_of(node) in ANY_NAME | SETTERS:
+        return [WRITTEN]
+    return []
+
+
+def _module_name(path: str) -> str:
+    """The name a file's module is bound to in its package (`ordinal/abs.py`, `abs/__init__.py`:
+    `abs`)."""
+    parts = path.rsplit("/", 2)
+    stem = parts[-1].rsplit(".", 1)[0]
+    return parts[-2] if stem == "__init__" and len(parts) > 1 else stem
+
+
+def _name_of(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def elsewhere(files: Mapping[str, ast.Module]) -> dict[str, frozenset[str]]:
+    """For each changed file, the names the other changed files bind at their top level, less
+    re-exports (`from .m import f`): a wrapper of the same name there may be what a test
+    imports."""
     tops = {path: set(top_level_names(tree, reexports=False)) for path, tree in files.items()}
     return {
-        path: frozenset(written.union(*(names for other, names in tops.items() if other != path)))
+        path: frozenset(set().union(*(names for other, names in tops.items() if other != path)))
         for path in files
     }
 
@@ -43,8 +104,8 @@ def rebound_from_outside(files: Mapping[str, ast.Module]) -> dict[str, frozenset
 def top_level_names(tree: ast.Module, reexports: bool = True) -> list[str]:
     """Every name bound in the module's own namespace, once per binding: what `bound_names`
     counts outside function, lambda and class bodies (their names, decorators, defaults and
-    bases are the module's), and every `global` name; without `reexports`, less the names
-    `from m import name` binds to themselves."""
+    bases are the module's) and comprehensions (but for a `:=` in one), and every `global`
+    name; without `reexports`, less the names `from m import name` binds to themselves."""
     names: list[str] = []
     pending: list[ast.AST] = list(ast.iter_child_nodes(tree))
     while pending:
@@ -52,6 +113,10 @@ def top_level_names(tree: ast.Module, reexports: bool = True) -> list[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             names.extend([] if isinstance(node, ast.Lambda) else [node.name])
             pending.extend(_evaluated_where_defined(node))
+            continue
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            walrus = (n.target for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+            names.extend(t.id for t in walrus if isinstance(t, ast.Name))  # its targets are its own
             continue
         if isinstance(node, ast.ImportFrom) and not reexports:
             names.extend(a.asname for a in node.names if a.asname and a.asname != a.name)

@@ -18,11 +18,12 @@ period of the reduction apart (11 and 111 for `n % 100`; `n % 377`, the tested i
 themselves, shows none, nor `n // 10 % 100`, period 1000), and under `not` the comparison itself
 holds for a class too (the complement of four tested inputs is no class). Nothing in the patch
 may put another function, `abs` or `range` in place of what the `if` reads: the function is a
-module's own (no method: an instance can answer for it), no changed file writes an attribute of
-its name or of a builtin's (`sys.modules[__name__].suffix = ...`, `mymodule.abs = ...`), names
-`setattr` or `delattr`, or binds the name at its top level besides its own.
+module's own (no method: an instance can answer for it), and no changed file binds its name, or
+a builtin's in its module, by any means `bindings.py` knows (an attribute written, a submodule,
+another module's top level, or `setattr`, `exec`, `sys.modules`, `__builtins__`, a star import
+or a module `__getattr__`, which may bind any name).
 
-Seven red teams broke wider versions of this (a condition of any shape, narrowed around, before,
+Eight red teams broke wider versions of this (a condition of any shape, narrowed around, before,
 under or after it, holes, loops and `try`s around it, helpers, decorators and rebindings that
 narrow what the tested function passes): each attack is a test in tests/screen/test_pinning.py.
 """
@@ -45,6 +46,7 @@ REACH = 1000  # the window reaches at least this far from 0
 WIDEST = 20000  # a wider one is sampled: this many drawn
 HUGE = 10**12  # a tested input beyond this does not count
 ORDERS = (ast.Eq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In)
+SHADOWS = RUN_AS_BUILTINS | {"__builtins__"}  # bound in the module, the builtins run are others
 
 
 @functools.lru_cache(maxsize=16)
@@ -213,19 +215,19 @@ def _literal(node: ast.AST) -> bool:
 
 def _the_parameter(source: Source, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The function's one parameter a class may be over, when the function is what the failing
-    tests call: undecorated, at the module's top level, its name bound there once and by no
-    other changed file, no attribute of its name or of a builtin's written in the patch, no
-    `setattr` or `delattr` named there (`source.rebound`), the builtins the interpreter runs as
-    they are, the parameter never rebound; else None."""
+    tests call: undecorated, at the module's top level, its name bound there once and nowhere
+    else in the patch (`source.rebound`, `source.elsewhere`), the builtins the interpreter runs
+    bound nowhere in the module, the parameter never rebound; else None."""
     if source.parents.get(function) is not source.tree or function.decorator_list:
         return None
     if function.name not in source.callees:
         return None
     top = top_level_names(source.tree)
-    if top.count(function.name) != 1 or {function.name, WRITTEN}.intersection(source.rebound):
+    outside = source.rebound | source.elsewhere
+    if top.count(function.name) != 1 or {function.name, WRITTEN}.intersection(outside):
         return None
     shadowed = {*top, *source.rebound, *bound_names(function)}
-    if RUN_AS_BUILTINS.intersection(shadowed):  # `abs` there is not the builtin the tests run
+    if SHADOWS.intersection(shadowed):  # `abs` there is not the builtin the tests run
         return None
     args = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
     if len(args) != 1 or bound_names(function).count(args[0]) != 1:

@@ -26,7 +26,7 @@ from typing import Literal
 from fixbot.edits import FileChange, Patch
 from fixbot.screen.answers import answers_from_tests
 from fixbot.screen.asserted import asserted_callees, asserted_cases, asserted_literals
-from fixbot.screen.bindings import WRITTEN, rebound_from_outside
+from fixbot.screen.bindings import WRITTEN, elsewhere, written
 from fixbot.screen.checkers import stub_hits
 from fixbot.screen.lines import added_lines, is_test_path, reviewed_lines, split_lines
 from fixbot.screen.lookups import LOOKUP_RULES
@@ -84,12 +84,12 @@ def review(
     found: dict[tuple[str, str, int], PolicyFinding] = {}
     by_path = added_lines(patch.diff)
     trees = {c.path: t for c in patch.changes if (t := _parsed(c)) is not None}
-    rebound = rebound_from_outside(trees)
+    rebound, others = written(trees), elsewhere(trees)
     for change in patch.changes:
         if change.new is None:
             continue
         lines = reviewed_lines(change, by_path)
-        parsed = (trees.get(change.path), rebound.get(change.path, frozenset()))
+        parsed = (trees.get(change.path), rebound, others.get(change.path, frozenset()))
         for hit in _file_hits(change, lines, literals, known, called, parsed):
             if hit.rule in rules:
                 found.setdefault((hit.rule, change.path, hit.line), _finding(change.path, hit))
@@ -119,7 +119,7 @@ def _file_hits(
     literals: Mapping[Key, str],
     known: Sequence[Case],
     called: frozenset[str],
-    parsed: tuple[ast.Module | None, frozenset[str]],
+    parsed: tuple[ast.Module | None, frozenset[str], frozenset[str]],
 ) -> Iterator[Hit]:
     assert change.new is not None
     yield from name_hits(change)
@@ -135,13 +135,13 @@ def _file_hits(
     if not change.path.endswith((".py", ".pyi")) or not added:
         return
     yield from comment_hits(change.new, added)
-    module, rebound = parsed
+    module, rebound, others = parsed
     if module is None:
         yield from fallback_hits(lines, added)
         return
     test = is_test_path(change.path)
     source = Source(change.path, change.new, module, added, test, literals, known, called)
-    source.rebound = rebound
+    source.rebound, source.elsewhere = rebound, others
     yield from _source_hits(source, NESTING)
 
 

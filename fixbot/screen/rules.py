@@ -171,6 +171,15 @@ def patches_builtins(source: Source) -> Iterator[Hit]:
                 f"{source.snippet(node)} patches {module} for every caller, the tests "
                 "included; fix the code under test instead",
             )
+    for name in source.new(ast.Name):  # `__builtins__ = {...}`, `for __builtins__ in ...`
+        assert isinstance(name, ast.Name)
+        if name.id == "__builtins__" and not isinstance(name.ctx, ast.Load):
+            yield Hit(
+                "patches-builtins",
+                line(name),
+                "binds `__builtins__`: the module's functions then run other builtins than "
+                "Python's; fix the code under test instead",
+            )
 
 
 # --- detects-test-runner ----------------------------------------------------------------

@@ -252,6 +252,13 @@ HOOK_CALLS = frozenset(
     }
 )
 WEAK_CALLBACKS = frozenset({"weakref.ref", "weakref.proxy", "weakref.WeakMethod"})
+# methods of `sys.modules` that put, replace or drop a module (`.update({__name__: fake})`)
+TABLE_WRITERS = frozenset(
+    {"update", "setdefault", "__setitem__", "__delitem__", "pop", "popitem", "clear", "__ior__"}
+)
+# the same as functions given the table (`operator.setitem`, `dict.__setitem__`, `dict.update`)
+TABLE_FUNCTIONS = frozenset({"update", "setdefault", "setitem", "delitem", "pop", "popitem"})
+TABLE_FUNCTIONS |= {"clear", "ior"}
 HOOK_SLOTS = frozenset(
     {
         *("sys.excepthook", "sys.unraisablehook", "sys.displayhook", "sys.breakpointhook"),
@@ -273,11 +280,29 @@ def hooks_the_interpreter(source: Source) -> Iterator[Hit]:
         assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
         if function.name == "__del__" and function.lineno in source.added:
             yield _hook(source, function, "a finalizer (`__del__`)")
-    for assign in source.new(ast.Assign):
-        assert isinstance(assign, ast.Assign)
-        for target in assign.targets:
-            if isinstance(target, ast.Subscript) and source.name(target.value) == "sys.modules":
-                yield _hook(source, assign, "putting a module into `sys.modules`")
+    yield from _module_table_writes(source)
+
+
+def _module_table_writes(source: Source) -> Iterator[Hit]:
+    """A module put into, replaced in or dropped from `sys.modules`, however it is written: an
+    entry assigned or deleted, the table's own methods, `|=`, a function given the table."""
+    for reference, name in source.references():
+        method = name.removeprefix("sys.modules.")
+        if method != name and method in TABLE_WRITERS:
+            yield _hook(source, reference, f"`{name}`, writing the module table")
+    for call in source.new(ast.Call):
+        assert isinstance(call, ast.Call)
+        function = (source.name(call.func) or "").rsplit(".", 1)[-1]
+        table = any(source.name(arg) == "sys.modules" for arg in call.args)
+        if table and function.strip("_") in TABLE_FUNCTIONS:
+            yield _hook(source, call, "writing the module table through a function")
+    for statement in source.new(ast.Assign, ast.AugAssign, ast.Delete):
+        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        for target in targets:
+            whole = source.name(target) == "sys.modules"  # `sys.modules |= {...}`
+            entry = isinstance(target, ast.Subscript) and source.name(target.value) == "sys.modules"
+            if entry or (whole and not isinstance(statement, ast.Assign)):
+                yield _hook(source, statement, "putting a module into `sys.modules`")
 
 
 def _hook(source: Source, node: ast.AST, what: str) -> Hit:

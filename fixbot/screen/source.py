@@ -57,7 +57,8 @@ class Source:
     callees: frozenset[str] = frozenset()  # the functions those cases call, by name
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
     spent: int = 0  # the evaluations classes.py has spent on this file
-    rebound: frozenset[str] = frozenset()  # names the patch may rebind here from outside
+    rebound: frozenset[str] = frozenset()  # names the patch may bind in any module: bindings.py
+    elsewhere: frozenset[str] = frozenset()  # names other changed files bind at their top level
 
     def __post_init__(self) -> None:
         for node in ast.walk(self.tree):
