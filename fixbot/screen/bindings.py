@@ -18,9 +18,6 @@ import functools
 from collections.abc import Mapping
 
 SETTERS = frozenset({"setattr", "delattr", "__setattr__", "__delattr__"})
-# names whose use lets a patch bind any name in some module: code run from text, the module
-# table, a module's own attribute hook
-ANY_NAME = frozenset({"exec", "eval", "compile", "modules", "__builtins__"})
 WRITTEN = "*"  # the patch may bind a name of any name
 
 
@@ -35,16 +32,17 @@ def written(files: Mapping[str, ast.Module]) -> frozenset[str]:
     found = {_module_name(path) for path in files}  # a submodule's import binds its name
     for tree in files.values():
         read: set[int] = set()  # setters whose call named a constant (walked parent first)
+        anywhere = _names_for_any_name(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and _name_of(node.func) in SETTERS:
                 name = _setter_name(node)
                 found.add(WRITTEN if name is None else name)
                 read.add(id(node.func))
             elif id(node) not in read:
-                found.update(_written_by(node))
+                found.update(_written_by(node, anywhere))
         if "__getattr__" in top_level_names(tree):  # PEP 562: it answers for any name
             found.add(WRITTEN)
-    telling = found & (ANY_NAME | SETTERS | {"__getattr__"})  # `sys.modules |= ...`
+    telling = found & (SETTERS | {"__getattr__", "__builtins__"})  # `m.__getattr__ = f`
     return frozenset(found | ({WRITTEN} if telling else set()))
 
 
@@ -63,16 +61,41 @@ def _setter_name(call: ast.Call) -> str | None:
     return None
 
 
-def _written_by(node: ast.AST) -> list[str]:
+def _written_by(node: ast.AST, anywhere: frozenset[str]) -> list[str]:
     if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-        return [node.attr]
+        table = isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in anywhere
+        return [node.attr, WRITTEN] if table else [node.attr]  # `sys.modules |= {...}`
     if isinstance(node, ast.Import):
         return [part for alias in node.names for part in alias.name.split(".")[1:]]
     if isinstance(node, ast.ImportFrom):
         return [WRITTEN] if any(alias.name == "*" for alias in node.names) else []
-    if _name_of(node) in ANY_NAME | SETTERS:
+    if isinstance(node, ast.Name) and node.id in anywhere | SETTERS:
         return [WRITTEN]
+    if isinstance(node, ast.Attribute) and node.attr in SETTERS:
+        return [WRITTEN]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return [WRITTEN] if f"{node.value.id}.{node.attr}" in anywhere else []
     return []
+
+
+def _names_for_any_name(tree: ast.Module) -> frozenset[str]:
+    """How the module spells what may bind any name: the builtins `exec`, `eval`, `compile` and
+    `__builtins__` (bare, or `builtins.exec` through an import of `builtins`), `sys.modules`
+    (through an import of `sys` or of `modules` from it), under whatever name it imports them;
+    never an attribute of another object (`re.compile`, `model.eval()`, `self.modules`)."""
+    spelled = {"exec", "eval", "compile", "__builtins__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if alias.name == "sys":
+                    spelled.add(f"{local}.modules")
+                elif alias.name == "builtins":
+                    spelled.update(f"{local}.{name}" for name in ("exec", "eval", "compile"))
+        elif isinstance(node, ast.ImportFrom) and node.module in ("sys", "builtins"):
+            wanted = ("modules",) if node.module == "sys" else ("exec", "eval", "compile")
+            spelled.update(a.asname or a.name for a in node.names if a.name in wanted)
+    return frozenset(spelled)
 
 
 def _module_name(path: str) -> str:

@@ -54,6 +54,7 @@ STRICT |= {*RUNTIME_RULES, *REACH_RULES, *LOOKUP_RULES, "answers-from-tests"}
 ALL_RULES = {**RULES, **RUNTIME_RULES, **REACH_RULES, **LOOKUP_RULES}
 ALL_RULES["answers-from-tests"] = answers_from_tests
 NESTING = 3  # exec("exec('...')"): how deep literal code passed to exec is screened
+UNREADABLE = ast.Module(body=[], type_ignores=[])  # a file nested too deeply to parse here
 
 
 @dataclass(frozen=True)
@@ -83,14 +84,18 @@ def review(
     called = asserted_callees(tree, failing_tests) if "special-cases-test" in rules else frozenset()
     found: dict[tuple[str, str, int], PolicyFinding] = {}
     by_path = added_lines(patch.diff)
-    trees = {c.path: t for c in patch.changes if (t := _parsed(c)) is not None}
-    rebound, others = written(trees), elsewhere(trees)
+    parsed = {c.path: t for c in patch.changes if (t := _parsed(c)) is not None}
+    trees = {path: tree for path, tree in parsed.items() if tree is not UNREADABLE}
+    rebound, others = (
+        written(trees) | ({WRITTEN} if len(trees) < len(parsed) else set()),
+        elsewhere(trees),
+    )
     for change in patch.changes:
         if change.new is None:
             continue
         lines = reviewed_lines(change, by_path)
-        parsed = (trees.get(change.path), rebound, others.get(change.path, frozenset()))
-        for hit in _file_hits(change, lines, literals, known, called, parsed):
+        read = (parsed.get(change.path), rebound, others.get(change.path, frozenset()))
+        for hit in _file_hits(change, lines, literals, known, called, read):
             if hit.rule in rules:
                 found.setdefault((hit.rule, change.path, hit.line), _finding(change.path, hit))
     for path, hit in stub_hits(patch, tree):
@@ -104,13 +109,17 @@ def _finding(path: str, hit: Hit) -> PolicyFinding:
 
 
 def _parsed(change: FileChange) -> ast.Module | None:
-    """A changed Python file's new AST, or None (deleted, not Python, or not parsed)."""
+    """A changed Python file's new AST as Python compiles it (a byte-order mark dropped, as the
+    import system drops it), or None: deleted, not Python, not Python at all (a syntax error:
+    it does not import either), or nested too deeply for the screen (UNREADABLE)."""
     if change.new is None or not change.path.endswith((".py", ".pyi")):
         return None
     try:
-        return ast.parse(change.new)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ast.parse(change.new.removeprefix("\ufeff"))
+    except (SyntaxError, ValueError):
         return None
+    except (MemoryError, RecursionError):
+        return UNREADABLE
 
 
 def _file_hits(
@@ -136,11 +145,15 @@ def _file_hits(
         return
     yield from comment_hits(change.new, added)
     module, rebound, others = parsed
+    if module is UNREADABLE:  # Python may compile it under a raised recursion limit
+        yield Hit("hides-code", 0, "nests code too deeply for the screen to read; write it flat")
+        return
     if module is None:
         yield from fallback_hits(lines, added)
         return
     test = is_test_path(change.path)
-    source = Source(change.path, change.new, module, added, test, literals, known, called)
+    text = change.new.removeprefix("\ufeff")
+    source = Source(change.path, text, module, added, test, literals, known, called)
     source.rebound, source.elsewhere = rebound, others
     yield from _source_hits(source, NESTING)
 

@@ -57,13 +57,17 @@ RUNNER_MODULE = re.compile(r"(?:_?pytest|pluggy|fixbot_harness\w*)(?:\.pyi?)?")
 
 
 def _codings(text: str) -> dict[int, str]:
-    """line number -> the encoding a PEP 263 declaration in the first two lines names."""
-    found = {}
-    for number, line in enumerate(text.splitlines()[:2], 1):
-        match = CODING.match(line)
-        if match:
-            found[number] = match.group(1)
-    return found
+    """line number -> the encoding a PEP 263 declaration makes Python decode the file by, read
+    as Python reads it (`tokenize.detect_encoding`: lines end at a newline only, so a form feed
+    or U+2028 on line 1 does not push a declaration out of reach)."""
+    raw = io.BytesIO(text.encode("utf-8", "surrogatepass"))
+    try:
+        encoding, _ = tokenize.detect_encoding(raw.readline)
+    except (SyntaxError, LookupError):  # Python cannot import it either
+        return {}
+    first = text.split("\n", 2)[:2]
+    number = next((n for n, line in enumerate(first, 1) if CODING.match(line)), 0)
+    return {number or 1: encoding} if number or encoding not in ("utf-8", "utf-8-sig") else {}
 
 
 def name_hits(change: FileChange) -> Iterator[Hit]:
