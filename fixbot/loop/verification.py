@@ -13,11 +13,12 @@ from langgraph.runtime import Runtime
 
 from fixbot.checks import Mode, reader, reproduced
 from fixbot.checks import problems as pass_problems
-from fixbot.edits import hunks, without
+from fixbot.edits import hunks, plan_patch, without
 from fixbot.loop.attempts import checks_over
 from fixbot.loop.deps import Deps, Update
 from fixbot.loop.state import FixState, baseline_of
 from fixbot.records import CheckResult
+from fixbot.screen import unread_sources
 
 
 def verify(state: FixState, runtime: Runtime[Deps]) -> Update:
@@ -37,16 +38,20 @@ def _verify(
     deps: Deps, state: FixState, patch_text: str, counted: CheckResult | None = None
 ) -> tuple[CheckResult, list[str]]:
     """Every one of the configured final runs must pass, the first the full run `counted` (a
-    pass already judged on a clean copy) or a new one; the first problems found end it. The
-    verification shown is the full run."""
+    pass already judged on a clean copy) or a new one, and every changed Python file must be
+    one the screen read; the first problems found end it. The verification shown is the full
+    run."""
     before = baseline_of(state)
     allowed = state["allowed_protected"]
+    unread = unread_sources(plan_patch(patch_text, reader(deps.snapshot.tree)))
     full = counted if counted is not None and not counted.get("partial") else None
     if full is None:
         full, problems = checks_over(deps, patch_text, allowed=allowed)
         problems += pass_problems(before, full)
         if problems:
             return full, problems
+    if unread:
+        return full, unread
     mode = further_runs(deps)
     for _ in range(deps.config.verification.final_runs - 1):
         again, problems = checks_over(deps, patch_text, allowed=allowed, baseline=before, mode=mode)

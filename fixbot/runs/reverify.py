@@ -27,10 +27,11 @@ from fixbot.checks import (
 )
 from fixbot.checks import problems as pass_problems
 from fixbot.config import Config, load_config
-from fixbot.edits import DiffRejected
+from fixbot.edits import DiffRejected, plan_patch
 from fixbot.errors import UsageError
 from fixbot.records import COMPLETED, CheckResult, failing_tests
 from fixbot.sandbox import Sandbox
+from fixbot.screen import unread_sources
 from fixbot.snapshot import (
     Snapshot,
     manifest_digest,
@@ -97,6 +98,7 @@ def reverify(
         problems += tampered_problems(tampered)
         problems += pass_problems(before, after)
         problems += [f"tampering: {reason}" for reason in after.get("tampering", [])]
+        problems += unread_sources(plan_patch(patch_text, reader(snapshot.tree)))
     return Reverification(holds=not problems, problems=problems, failing_before=failing)
 
 

@@ -6,6 +6,7 @@ salvage(patch, ...)  the patch without its changes to protected paths, and those
                      reply that fixes the code and also edits a test keeps its fix, the test
                      edit dropped (never applied) and named in the feedback
 recorded_problems    a recorded diff read as data, for the publish step (recorded.py)
+unread_sources       the changed Python files the screen could not parse: no pass needs one
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from fixbot.commands import gate_files
 from fixbot.edits import Patch
 from fixbot.screen.paths import is_refused, never_editable, refused_paths, shadowing
-from fixbot.screen.policy import Strictness, review
+from fixbot.screen.policy import Strictness, review, unread_sources
 from fixbot.screen.recorded import recorded_problems
 from fixbot.screen.recorded import refused_paths as unpublishable
 from fixbot.secrets import added_secrets
@@ -28,6 +29,7 @@ __all__ = [
     "salvage",
     "screen",
     "unpublishable",
+    "unread_sources",
 ]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from fixbot.edits import Patch
 from fixbot.paths import is_state_path
+from fixbot.screen.lines import is_test_path
 from fixbot.snapshot import is_protected
 
 # Never edited, never opened to edits: CI, fixbot's config, fixbot's state, git's own files.
@@ -36,10 +37,11 @@ def never_editable(path: str) -> bool:
 def is_refused(
     path: str, globs: Sequence[str], allowed: Sequence[str], files: Collection[str] = ()
 ) -> bool:
-    """Whether no candidate may change `path`: protected (by a glob, or one of the `files` the
-    run protected when it started), unless a human allowed it, or never editable (whatever was
+    """Whether no candidate may change `path`: protected (by a glob, one of the `files` the run
+    protected when it started, or a test by its path at any depth, as the screen's rules and
+    the publish step read it), unless a human allowed it, or never editable (whatever was
     allowed)."""
-    protected = is_protected(path, globs) or path in files
+    protected = is_protected(path, globs) or path in files or is_test_path(path)
     return never_editable(path) or (protected and path not in allowed)
 
 

@@ -18,6 +18,7 @@ failing tests assert in asserted.py.
 from __future__ import annotations
 
 import ast
+import platform
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,14 +109,42 @@ def _finding(path: str, hit: Hit) -> PolicyFinding:
     return PolicyFinding(hit.rule, path, hit.line, hit.detail)
 
 
+def python_ast(text: str) -> ast.Module:
+    """The AST Python compiles from `text` written as UTF-8, as fixbot writes a candidate: a
+    byte-order mark and a coding declaration read as the import system reads them. Raises
+    SyntaxError, ValueError (also text that is not UTF-8), RecursionError or MemoryError."""
+    return ast.parse(text.encode("utf-8"))
+
+
+def unread_sources(patch: Patch) -> list[str]:
+    """Why a pass with `patch` cannot count: a changed Python file the screen could not parse.
+    With a syntax error it fails to import where the checks run fixbot's Python, but it may run
+    under a newer one (the project's own), and then no rule read what ran."""
+    problems = []
+    for change in patch.changes:
+        if change.new is None or not change.path.endswith((".py", ".pyi")):
+            continue
+        try:
+            python_ast(change.new)
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            where = f" line {exc.lineno}" if isinstance(exc, SyntaxError) else ""
+            problems.append(
+                f"{change.path}{where} does not parse under fixbot's own Python "
+                f"({platform.python_version()}: {type(exc).__name__}), so the screen never read "
+                "what the checks ran; a pass it could not screen does not count (run fixbot "
+                "with a Python as new as the project's)"
+            )
+    return problems
+
+
 def _parsed(change: FileChange) -> ast.Module | None:
-    """A changed Python file's new AST as Python compiles it (a byte-order mark dropped, as the
-    import system drops it), or None: deleted, not Python, not Python at all (a syntax error:
-    it does not import either), or nested too deeply for the screen (UNREADABLE)."""
+    """A changed Python file's new AST as Python compiles it (`python_ast`), or None: deleted,
+    not Python, or not Python here (a syntax error: `unread_sources` keeps a pass from needing
+    it), or nested too deeply for the screen (UNREADABLE)."""
     if change.new is None or not change.path.endswith((".py", ".pyi")):
         return None
     try:
-        return ast.parse(change.new.removeprefix("\ufeff"))
+        return python_ast(change.new)
     except (SyntaxError, ValueError):
         return None
     except (MemoryError, RecursionError):
@@ -196,4 +225,5 @@ __all__ = [
     "asserted_literals",
     "is_test_path",
     "review",
+    "unread_sources",
 ]

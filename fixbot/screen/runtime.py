@@ -256,9 +256,12 @@ WEAK_CALLBACKS = frozenset({"weakref.ref", "weakref.proxy", "weakref.WeakMethod"
 TABLE_WRITERS = frozenset(
     {"update", "setdefault", "__setitem__", "__delitem__", "pop", "popitem", "clear", "__ior__"}
 )
+# methods of `sys.path` that change where imports are found (a zip, a folder no rule reads)
+PATH_WRITERS = frozenset({"append", "insert", "extend", "__setitem__", "__iadd__", "remove"})
+PATH_WRITERS |= {"pop", "clear", "reverse", "sort", "__delitem__"}
 # the same as functions given the table (`operator.setitem`, `dict.__setitem__`, `dict.update`)
 TABLE_FUNCTIONS = frozenset({"update", "setdefault", "setitem", "delitem", "pop", "popitem"})
-TABLE_FUNCTIONS |= {"clear", "ior"}
+TABLE_FUNCTIONS |= {"clear", "ior", "append", "insert", "extend", "iadd"}  # `list.append(sys.path`
 HOOK_SLOTS = frozenset(
     {
         *("sys.excepthook", "sys.unraisablehook", "sys.displayhook", "sys.breakpointhook"),
@@ -285,15 +288,18 @@ def hooks_the_interpreter(source: Source) -> Iterator[Hit]:
 
 def _module_table_writes(source: Source) -> Iterator[Hit]:
     """A module put into, replaced in or dropped from `sys.modules`, however it is written: an
-    entry assigned or deleted, the table's own methods, `|=`, a function given the table."""
+    entry assigned or deleted, the table's own methods, `|=`, a function given the table; and
+    `sys.path` changed (its methods, assigned, `+=`, an entry), where imports are found."""
     for reference, name in source.references():
         method = name.removeprefix("sys.modules.")
         if method != name and method in TABLE_WRITERS:
             yield _hook(source, reference, f"`{name}`, writing the module table")
+        elif name.removeprefix("sys.path.") in PATH_WRITERS and name.startswith("sys.path."):
+            yield _hook(source, reference, f"`{name}`, changing where imports are found")
     for call in source.new(ast.Call):
         assert isinstance(call, ast.Call)
         function = (source.name(call.func) or "").rsplit(".", 1)[-1]
-        table = any(source.name(arg) == "sys.modules" for arg in call.args)
+        table = any(source.name(arg) in ("sys.modules", "sys.path") for arg in call.args)
         if table and function.strip("_") in TABLE_FUNCTIONS:
             yield _hook(source, call, "writing the module table through a function")
     for statement in source.new(ast.Assign, ast.AugAssign, ast.Delete):
@@ -303,6 +309,9 @@ def _module_table_writes(source: Source) -> Iterator[Hit]:
             entry = isinstance(target, ast.Subscript) and source.name(target.value) == "sys.modules"
             if entry or (whole and not isinstance(statement, ast.Assign)):
                 yield _hook(source, statement, "putting a module into `sys.modules`")
+            path = isinstance(target, ast.Subscript) and source.name(target.value) == "sys.path"
+            if path or source.name(target) == "sys.path":  # `sys.path = [...]`, `+=`, `[0] =`
+                yield _hook(source, statement, "changing where imports are found (`sys.path`)")
 
 
 def _hook(source: Source, node: ast.AST, what: str) -> Hit:

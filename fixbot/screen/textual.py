@@ -47,6 +47,7 @@ SILENCERS = re.compile(
 # into code) hides what runs from every one of them.
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 READ_AS_UTF8 = {"utf-8", "utf8", "utf_8", "utf-8-sig", "ascii", "us-ascii"}
+ZIP_END = "PK\x05\x06"  # a zip's end-of-central-directory record: zipimport reads from it
 # Code Python runs that is not source: bytecode (an unchecked-hash .pyc is loaded whatever the
 # .py says), extension modules (imported before a .py of the same name).
 COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib")
@@ -58,8 +59,9 @@ RUNNER_MODULE = re.compile(r"(?:_?pytest|pluggy|fixbot_harness\w*)(?:\.pyi?)?")
 
 def _codings(text: str) -> dict[int, str]:
     """line number -> the encoding a PEP 263 declaration makes Python decode the file by, read
-    as Python reads it (`tokenize.detect_encoding`: lines end at a newline only, so a form feed
-    or U+2028 on line 1 does not push a declaration out of reach)."""
+    as Python reads it (`tokenize.detect_encoding` after the tokenizer's newlines: a lone `\r`
+    ends a line, a form feed or U+2028 does not push a declaration out of reach)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # the tokenizer's newlines
     raw = io.BytesIO(text.encode("utf-8", "surrogatepass"))
     try:
         encoding, _ = tokenize.detect_encoding(raw.readline)
@@ -107,6 +109,13 @@ def name_hits(change: FileChange) -> Iterator[Hit]:
                     "file by it while the screen, ruff and mypy read it as UTF-8, so what runs "
                     "is not what they read; write the file in UTF-8",
                 )
+    if change.new is not None and ZIP_END in change.new:
+        yield Hit(
+            "hides-code",
+            0,
+            "is a zip archive (it holds a zip end record): Python imports code from one on "
+            "its path (zipimport) that no rule and no gate reads; write the code as source",
+        )
     if name in STARTUP_FILES or name.endswith(".pth"):
         verb = "adds" if change.old is None else "changes"
         yield Hit(

@@ -295,6 +295,19 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
         headed("import sys\ndel sys.modules['os']"),
         {"hooks-the-interpreter"},
     ),
+    # where imports are found, changed (red team, helper-16: a zip put on the path)
+    "sys-path-append": (
+        headed("import sys\nsys.path.append('vendor.zip')"),
+        {"hooks-the-interpreter"},
+    ),
+    "sys-path-assigned": (
+        headed("import sys\nsys.path = ['vendor', *sys.path]"),
+        {"hooks-the-interpreter"},
+    ),
+    "sys-path-extended": (
+        headed("import sys\nsys.path += ['vendor']"),
+        {"hooks-the-interpreter"},
+    ),
     # --- patches-builtins: the module's builtins bound by name (red team, helper-14)
     "builtins-bound-by-name": (
         headed("__builtins__ = {'len': lambda xs: 0}"),
@@ -474,6 +487,7 @@ LEGITIMATE: dict[str, Files] = {
         "    return getattr(sys.modules[__name__], f'handle_{kind}')"
     ),
     "module-loaded": headed("import sys\nHAS_NUMPY = 'numpy' in sys.modules"),
+    "path-read": headed("import sys\nSEARCHED = [p for p in sys.path if p]"),
     "module-get": headed("import sys\nJSON = sys.modules.get('json')"),
     "own-dict-update": appended(
         "class Record:\n    def __init__(self, **fields: object) -> None:\n"
