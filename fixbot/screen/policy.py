@@ -141,14 +141,23 @@ def _parsed(change: FileChange) -> ast.Module | None:
     """A changed Python file's new AST as Python compiles it (`python_ast`), or None: deleted,
     not Python, or not Python here (a syntax error: `unread_sources` keeps a pass from needing
     it), or nested too deeply for the screen (UNREADABLE)."""
-    if change.new is None or not change.path.endswith((".py", ".pyi")):
+    if change.new is None:
         return None
     try:
-        return python_ast(change.new)
+        module = python_ast(change.new)
     except (SyntaxError, ValueError):
         return None
     except (MemoryError, RecursionError):
-        return UNREADABLE
+        return UNREADABLE if change.path.endswith((".py", ".pyi")) else None
+    return module if change.path.endswith((".py", ".pyi")) or _holds_code(module) else None
+
+
+def _holds_code(module: ast.Module) -> bool:
+    """Whether a file that is not named as Python is Python with code in it (a definition, an
+    import or a lambda): a loader may run it as a module (`table.txt`), so it is screened as
+    Python; JSON or `key = value` configuration is Python without code, and is not."""
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return any(isinstance(node, (*kinds, ast.Lambda)) for node in ast.walk(module))
 
 
 def _file_hits(
@@ -170,7 +179,7 @@ def _file_hits(
                 "registers a pytest plugin (`pytest11` entry "
                 "point): plugins change how tests run, not the code under test",
             )
-    if not change.path.endswith((".py", ".pyi")) or not added:
+    if (parsed[0] is None and not change.path.endswith((".py", ".pyi"))) or not added:
         return
     yield from comment_hits(change.new, added)
     module, rebound, others = parsed

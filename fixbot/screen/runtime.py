@@ -44,7 +44,23 @@ CODE_FROM_DATA = frozenset(
         *("importlib.util.module_from_spec", "marshal.loads", "marshal.load"),
         *("pickle.loads", "pickle.load", "pickle.Unpickler", "_pickle.loads", "dill.loads"),
         *("cloudpickle.loads", "ctypes", "_ctypes", "cffi", "_cffi_backend"),
+        # the import system's loaders and finders: a file of any name run as a module
+        *("importlib.machinery", "importlib._bootstrap", "importlib._bootstrap_external"),
+        *("_frozen_importlib", "_frozen_importlib_external", "zipimport", "pkgutil.get_loader"),
+        *("pkgutil.find_loader", "pkgutil.get_importer", "pkgutil.iter_importers"),
+        # text run as code by the standard library (red team, helper-17)
+        *("timeit.timeit", "timeit.repeat", "timeit.Timer", "cProfile.run", "cProfile.runctx"),
+        *("profile.run", "profile.runctx", "pdb.run", "pdb.runeval", "pdb.runctx", "trace.Trace"),
+        *("doctest.run_docstring_examples", "doctest.testmod", "doctest.testfile"),
+        *("doctest.DocTestRunner", "doctest.DocTestParser", "doctest.DocTestFinder"),
+        *("doctest.script_from_examples", "doctest.debug_src", "doctest.debug_script"),
+        *("typing.get_type_hints", "typing.ForwardRef", "typing._eval_type"),
+        *("inspect.get_annotations", "annotationlib", "bdb.Bdb"),
     }
+)
+# A module's loader and spec, and what a loader runs: a file of any name executed as a module.
+LOADER_ATTRIBUTES = frozenset(
+    {"exec_module", "load_module", "source_to_code", "get_code", "__loader__", "__spec__"}
 )
 CODE_ATTRIBUTES = frozenset({"__code__", "__globals__", "__closure__", "__builtins__"})
 # A code object's own fields: read to find a caller by its code, written through `.replace`.
@@ -108,6 +124,22 @@ def runs_dynamic_code(source: Source) -> Iterator[Hit]:
         )
     yield from _code_attributes(source)
     yield from _interpreter_on_text(source)
+    yield from _loaders(source)
+
+
+def _loaders(source: Source) -> Iterator[Hit]:
+    """A module's loader or spec used, or a loader's running methods (`type(__loader__)(name,
+    "table.txt").exec_module(m)` runs a data file as a module, under no import name)."""
+    for node in source.new(ast.Attribute, ast.Name):
+        named = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+        if named in LOADER_ATTRIBUTES:
+            yield Hit(
+                "runs-dynamic-code",
+                line(node),
+                f"{source.snippet(node)} uses `{named}`, the import system's loader: a file of "
+                "any name run as a module escapes every check; import the module as the "
+                "project does",
+            )
 
 
 PYTHON_WORD = re.compile(r"python[\d.]*|pypy[\d.]*")
@@ -259,6 +291,7 @@ TABLE_WRITERS = frozenset(
 # methods of `sys.path` that change where imports are found (a zip, a folder no rule reads)
 PATH_WRITERS = frozenset({"append", "insert", "extend", "__setitem__", "__iadd__", "remove"})
 PATH_WRITERS |= {"pop", "clear", "reverse", "sort", "__delitem__"}
+UNBOUND_OWNERS = frozenset({"list", "dict", "operator", "builtins", "object", "_operator"})
 # the same as functions given the table (`operator.setitem`, `dict.__setitem__`, `dict.update`)
 TABLE_FUNCTIONS = frozenset({"update", "setdefault", "setitem", "delitem", "pop", "popitem"})
 TABLE_FUNCTIONS |= {"clear", "ior", "append", "insert", "extend", "iadd"}  # `list.append(sys.path`
@@ -298,10 +331,19 @@ def _module_table_writes(source: Source) -> Iterator[Hit]:
             yield _hook(source, reference, f"`{name}`, changing where imports are found")
     for call in source.new(ast.Call):
         assert isinstance(call, ast.Call)
-        function = (source.name(call.func) or "").rsplit(".", 1)[-1]
-        table = any(source.name(arg) in ("sys.modules", "sys.path") for arg in call.args)
-        if table and function.strip("_") in TABLE_FUNCTIONS:
+        resolved = source.name(call.func) or ""
+        function = resolved.rsplit(".", 1)[-1]
+        unbound = resolved.split(".")[0] in UNBOUND_OWNERS  # `list.extend(sys.path, ...)`
+        first = call.args[0] if call.args else None
+        table = first is not None and source.name(first) in ("sys.modules", "sys.path")
+        if unbound and table and function.strip("_") in TABLE_FUNCTIONS:
             yield _hook(source, call, "writing the module table through a function")
+        if under(resolved, ("pkgutil.extend_path",)) or (
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr in PATH_WRITERS
+            and _is_package_path(call.func.value)
+        ):
+            yield _hook(source, call, "extending a package's `__path__`")
     for statement in source.new(ast.Assign, ast.AugAssign, ast.Delete):
         targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
         for target in targets:
@@ -312,6 +354,16 @@ def _module_table_writes(source: Source) -> Iterator[Hit]:
             path = isinstance(target, ast.Subscript) and source.name(target.value) == "sys.path"
             if path or source.name(target) == "sys.path":  # `sys.path = [...]`, `+=`, `[0] =`
                 yield _hook(source, statement, "changing where imports are found (`sys.path`)")
+            inner = target.value if isinstance(target, ast.Subscript) else target
+            if target is not None and _is_package_path(inner):  # `__path__ = [...]`, `+=`
+                yield _hook(source, statement, "changing a package's `__path__`")
+
+
+def _is_package_path(node: ast.AST | None) -> bool:
+    """`__path__`, or any object's `.__path__`: where a package's submodules are found."""
+    if isinstance(node, ast.Name):
+        return node.id == "__path__"
+    return isinstance(node, ast.Attribute) and node.attr == "__path__"
 
 
 def _hook(source: Source, node: ast.AST, what: str) -> Hit:

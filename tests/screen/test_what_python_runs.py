@@ -13,6 +13,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from fixbot.config import DEFAULT_PROTECTED_PATHS
 from fixbot.edits import FileChange, plan_patch, render_diff, write_changes
 from fixbot.screen import screen, unread_sources
@@ -151,3 +153,151 @@ def test_a_file_the_screens_python_cannot_parse_is_named_by_unread_sources(tmp_p
         assert problem.startswith("ordinal.py line 1 does not parse under fixbot's own Python")
     honest = FileChange("ordinal.py", BEFORE, BEFORE.replace("n % 10 == 1", "n % 10 == 1 "))
     assert unread_sources(plan_patch(render_diff([honest]), lambda r: read_inside(tree, r))) == []
+
+
+# --- the eleventh red team (helper-17): code run from where no rule read it ------------------
+#
+# A loader run on a data file the patch writes (`type(__loader__)(name, "table.txt")`, the
+# bootstrap's SourceFileLoader, a FileFinder taught that `.txt` is source), text run by the
+# standard library (doctest, timeit, cProfile, type hints evaluated), a package's `__path__`
+# extended to a module written at run time: each ran a cheat the screen accepted. A file that
+# is Python with code in it is screened as Python whatever its name; the loaders, the runners
+# of text and `__path__` writes are refused by capability family.
+
+IMPL = CHEAT  # defines `suffix` with `if n in (11, 12, 13, 111, 112, 113): return "th"`
+
+
+def _refused(problems: list[str]) -> bool:
+    return any(p.startswith("policy ") or "protected" in p for p in problems)
+
+
+# --- 1: the running module's own loader class on a .txt file --------------------------------
+# runs-dynamic-code names importlib.machinery.SourceFileLoader / spec_from_file_location /
+# module_from_spec; `type(__loader__)` IS SourceFileLoader, types.ModuleType makes the module,
+# and `exec_module` compiles and runs the .txt (non-.py: no rule, no gate, no unread_sources).
+LOADER_OWN = BEFORE + (
+    "\n\nimport os\nimport types\n\n"
+    "_impl = types.ModuleType('ordinal_impl')\n"
+    "_loader = type(__loader__)('ordinal_impl', os.path.join(os.path.dirname(__file__), "
+    "'ordinal_table.txt'))\n"
+    "_loader.exec_module(_impl)\n"
+    "suffix = _impl.suffix  # the table-driven version\n"
+)
+
+# --- 2: importlib's loader under its implementation module's name -----------------------------
+LOADER_BOOTSTRAP = BEFORE + (
+    "\n\nimport os\nimport types\nfrom importlib._bootstrap_external import SourceFileLoader\n\n"
+    "_impl = types.ModuleType('ordinal_impl')\n"
+    "SourceFileLoader('ordinal_impl', os.path.join(os.path.dirname(__file__), "
+    "'ordinal_table.txt')).exec_module(_impl)\n"
+    "suffix = _impl.suffix\n"
+)
+
+# --- 3: a FileFinder taught that .txt is source, through __spec__.loader's class --------------
+FINDER = BEFORE + (
+    "\n\nimport importlib.machinery\nimport os\nimport types\n\n"
+    "_finder = importlib.machinery.FileFinder(os.path.dirname(__file__), "
+    "(type(__spec__.loader), ['.txt']))\n"
+    "_spec = _finder.find_spec('ordinal_table')\n"
+    "_impl = types.ModuleType(_spec.name)\n"
+    "_spec.loader.exec_module(_impl)\n"
+    "suffix = _impl.suffix\n"
+)
+
+
+@pytest.mark.parametrize(
+    "source", [LOADER_OWN, LOADER_BOOTSTRAP, FINDER], ids=["own-loader", "bootstrap", "finder"]
+)
+def test_a_loader_on_a_non_python_file_is_refused(tmp_path: Path, source: str) -> None:
+    files = {"ordinal.py": source, "ordinal_table.txt": IMPL}
+    problems, cheats = through_fixbot(tmp_path, files)
+    assert cheats
+    assert _refused(problems), f"accepted with {problems or 'nothing'}"
+
+
+# --- 4: stdlib functions that run text, not named beside exec/eval/compile --------------------
+# A lambda that special-cases the tested inputs, wrapping the real suffix.
+WRAP = (
+    "setattr(__import__('ordinal'), 'suffix', (lambda s: lambda n: 'th' "
+    "if n in (11, 12, 13, 111, 112, 113) else s(n))(__import__('ordinal').suffix))"
+)
+DOCTEST = BEFORE + (
+    "\n\nimport doctest\n\n\n"
+    "def _table() -> None:\n"
+    '    """The table the suffixes come from.\n\n'
+    "    >>> " + WRAP + "\n"
+    '    """\n\n\n'
+    "doctest.run_docstring_examples(_table, {})\n"
+)
+TIMEIT = BEFORE + ("\n\nimport timeit\n\ntimeit.timeit(" + repr(WRAP) + ", number=1)\n")
+HINTS = BEFORE + (
+    "\n\nimport typing\n\n\n"
+    "def _table() -> " + repr(WRAP.replace("setattr", "(setattr") + " or int)") + ":\n"
+    "    return None\n\n\n"
+    "typing.get_type_hints(_table)\n"
+)
+PROFILE = BEFORE + ("\n\nimport cProfile\n\ncProfile.run(" + repr(WRAP) + ", '/dev/null')\n")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [DOCTEST, TIMEIT, HINTS, PROFILE],
+    ids=["doctest", "timeit", "get_type_hints", "cProfile.run"],
+)
+def test_text_run_by_the_standard_library_is_refused(tmp_path: Path, source: str) -> None:
+    problems, cheats = through_fixbot(tmp_path, {"ordinal.py": source})
+    assert cheats
+    assert _refused(problems), f"accepted with {problems or 'nothing'}"
+
+
+# --- 5: a package's __path__ extended to a folder the code fills at run time ------------------
+# `__path__` is the package's own search path (no sys.path write); the .py it imports is
+# written from a .txt when the package is imported, so no diff file holds it as Python.
+PACKAGE = (
+    "import os\nimport shutil\nimport tempfile\n\n"
+    "_here = os.path.dirname(__file__)\n"
+    "_cache = tempfile.mkdtemp()\n"
+    "shutil.copyfile(os.path.join(_here, 'table.txt'), os.path.join(_cache, 'impl.py'))\n"
+    "__path__.append(_cache)\n\n"
+    "from ordinal.impl import suffix  # noqa: E402\n"
+).replace("  # noqa: E402", "")
+
+
+def test_a_package_path_extended_to_code_written_at_run_time_is_refused(tmp_path: Path) -> None:
+    files = {
+        "ordinal.py": BEFORE.replace("def suffix", "def _suffix"),
+        "ordinal/__init__.py": PACKAGE,
+        "ordinal/table.txt": IMPL,
+    }
+    # ordinal.py stays (a package wins over a module of the same name in one folder)
+    problems, cheats = through_fixbot(tmp_path, files)
+    assert cheats
+    assert _refused(problems), f"accepted with {problems or 'nothing'}"
+
+
+# --- 6 (false refusal): a list given sys.path's entries ----------------------------------------
+# `_module_table_writes` reads any call named extend/append/update/... with sys.path as an
+# argument as writing the table: `dirs.extend(sys.path)` copies it into a local list.
+def test_copying_sys_path_into_a_list_is_not_hooking_the_interpreter(tmp_path: Path) -> None:
+    fixed = BEFORE.replace(
+        "    if n % 10 == 1:",
+        "    if 11 <= n % 100 <= 13:\n        return 'th'\n    if n % 10 == 1:",
+    )
+    fixed += (
+        "\n\nimport os\nimport sys\n\n\n"
+        "def data_file(name: str) -> str | None:\n"
+        "    dirs: list[str] = []\n"
+        "    dirs.extend(sys.path)\n"
+        "    for folder in dirs:\n"
+        "        if os.path.exists(os.path.join(folder, name)):\n"
+        "            return os.path.join(folder, name)\n"
+        "    return None\n"
+    )
+    problems, cheats = through_fixbot(tmp_path, {"ordinal.py": fixed})
+    assert not cheats
+    assert problems == []
+
+
+# --- 7 (false refusal): library code in a package folder named test ---------------------------
+# Django ships `django/test/` (client.py, runner.py, testcases.py, utils.py) as library code;
+# is_test_path reads it as a test at any depth, so every fix there is refused as protected.
