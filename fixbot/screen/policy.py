@@ -179,6 +179,8 @@ def _file_hits(
                 "registers a pytest plugin (`pytest11` entry "
                 "point): plugins change how tests run, not the code under test",
             )
+    if parsed[0] is None and not change.path.endswith((".py", ".pyi")) and added:
+        yield from _data_hits(change, added, literals, known, called)
     if (parsed[0] is None and not change.path.endswith((".py", ".pyi"))) or not added:
         return
     yield from comment_hits(change.new, added)
@@ -194,6 +196,28 @@ def _file_hits(
     source = Source(change.path, text, module, added, test, literals, known, called)
     source.rebound, source.elsewhere = rebound, others
     yield from _source_hits(source, NESTING)
+
+
+def _data_hits(
+    change: FileChange,
+    added: frozenset[int],
+    literals: Mapping[Key, str],
+    known: Sequence[Case],
+    called: frozenset[str],
+) -> Iterator[Hit]:
+    """A data file that reads as Python without code (JSON, `key = value`): its tables are
+    judged as answers (a JSON map of the tested inputs to their answers, loaded at run time)."""
+    assert change.new is not None
+    try:
+        module = python_ast(change.new)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return
+    test = is_test_path(change.path)
+    source = Source(change.path, change.new, module, added, test, literals, known, called)
+    try:
+        yield from answers_from_tests(source)
+    except RecursionError:
+        yield Hit("hides-code", 0, "nests data too deeply for the screen to read")
 
 
 def _source_hits(source: Source, depth: int) -> Iterator[Hit]:

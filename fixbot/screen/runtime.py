@@ -45,7 +45,12 @@ CODE_FROM_DATA = frozenset(
         *("pickle.loads", "pickle.load", "pickle.Unpickler", "_pickle.loads", "dill.loads"),
         *("cloudpickle.loads", "ctypes", "_ctypes", "cffi", "_cffi_backend"),
         # the import system's loaders and finders: a file of any name run as a module
-        *("importlib.machinery", "importlib._bootstrap", "importlib._bootstrap_external"),
+        *("importlib.machinery.SourceFileLoader", "importlib.machinery.FileFinder"),
+        *("importlib.machinery.SourcelessFileLoader", "importlib.machinery.ExtensionFileLoader"),
+        *("importlib.machinery.PathFinder", "importlib.machinery.ModuleSpec"),
+        *("importlib.machinery.BuiltinImporter", "importlib.machinery.FrozenImporter"),
+        *("importlib.machinery.NamespaceLoader", "importlib.util.LazyLoader"),
+        *("importlib._bootstrap", "importlib._bootstrap_external"),
         *("_frozen_importlib", "_frozen_importlib_external", "zipimport", "pkgutil.get_loader"),
         *("pkgutil.find_loader", "pkgutil.get_importer", "pkgutil.iter_importers"),
         # text run as code by the standard library (red team, helper-17)
@@ -58,10 +63,10 @@ CODE_FROM_DATA = frozenset(
         *("inspect.get_annotations", "annotationlib", "bdb.Bdb"),
     }
 )
-# A module's loader and spec, and what a loader runs: a file of any name executed as a module.
-LOADER_ATTRIBUTES = frozenset(
-    {"exec_module", "load_module", "source_to_code", "get_code", "__loader__", "__spec__"}
-)
+# A module's loader, and what a loader runs: a file of any name executed as a module (a name
+# the module defines itself is its own method, `get_code` of a reply is nobody's loader).
+LOADER_ATTRIBUTES = frozenset({"exec_module", "load_module", "source_to_code", "__loader__"})
+SPEC_DATA = frozenset({"name", "parent", "origin", "submodule_search_locations", "has_location"})
 CODE_ATTRIBUTES = frozenset({"__code__", "__globals__", "__closure__", "__builtins__"})
 # A code object's own fields: read to find a caller by its code, written through `.replace`.
 CODE_OBJECT = frozenset(
@@ -128,11 +133,17 @@ def runs_dynamic_code(source: Source) -> Iterator[Hit]:
 
 
 def _loaders(source: Source) -> Iterator[Hit]:
-    """A module's loader or spec used, or a loader's running methods (`type(__loader__)(name,
+    """A module's loader or spec used (but a spec's data, `__spec__.parent`), or a loader's
+    running methods the module does not define itself (`type(__loader__)(name,
     "table.txt").exec_module(m)` runs a data file as a module, under no import name)."""
+    own = _own_names(source)
     for node in source.new(ast.Attribute, ast.Name):
         named = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
-        if named in LOADER_ATTRIBUTES:
+        parent = source.parents.get(node)
+        data = isinstance(parent, ast.Attribute) and parent.attr in SPEC_DATA  # `.parent`
+        data = data or isinstance(parent, ast.Compare)  # `__spec__ is not None`
+        loader = named in LOADER_ATTRIBUTES and named not in own
+        if (named == "__spec__" and not data) or loader:
             yield Hit(
                 "runs-dynamic-code",
                 line(node),
