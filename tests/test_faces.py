@@ -262,6 +262,7 @@ FACES: dict[str, set[str]] = {
         "salvage",
         "screen",
         "unpublishable",
+        "unread_sources",
     },
     "fixbot.snapshot": {
         "Workspace",

@@ -486,15 +486,18 @@ def silences_gate(source: Source) -> Iterator[Hit]:
 # --- special-cases-test -----------------------------------------------------------------
 
 EQUALITY = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+LONGEST = 1000  # a spelled container is read this far
 
 
 def _compared(node: ast.AST, literals: Mapping[Key, str]) -> Iterator[ast.AST]:
     """The literals a new condition, case, conditional return or lookup table singles out."""
     if isinstance(node, ast.Compare) and any(isinstance(op, EQUALITY) for op in node.ops):
-        for operand in [node.left, *node.comparators]:
+        operands = [node.left, *node.comparators]
+        for operand in operands:
             yield operand
             if isinstance(operand, ast.Tuple | ast.List | ast.Set):
                 yield from operand.elts
+            yield from _spelled(operand, by_chr=any(_calls(o, ("chr",)) for o in operands))
     elif isinstance(node, ast.match_case):
         for pattern in ast.walk(node.pattern):
             if isinstance(pattern, ast.MatchValue):
@@ -507,6 +510,50 @@ def _compared(node: ast.AST, literals: Mapping[Key, str]) -> Iterator[ast.AST]:
         yield node.value
     elif isinstance(node, ast.Dict) and any(literal_key(v) in literals for v in node.values):
         yield from (key for key in node.keys if key is not None)
+
+
+def _calls(node: ast.AST, names: tuple[str, ...]) -> bool:
+    """Whether `node` is a call of a function or method named one of `names` (last part)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name in names
+
+
+def _spelled(node: ast.AST, by_chr: bool) -> Iterator[ast.AST]:
+    """The numbers a literal spells that a membership test compares with: a bytes literal's
+    bytes (`n in b"\x0b\x0c"`, also through `bytes(...)`/`bytearray(...)`), a string's code
+    points beside `chr(n)`, the numbers `"11 12".split()` or `literal_eval`/`json.loads` of a
+    literal hold (a tested number spelled so is still singled out)."""
+    call = node if isinstance(node, ast.Call) else None
+    first = call.args[0] if call is not None and call.args else None
+    inner = first if _calls(node, ("bytes", "bytearray")) else node
+    if isinstance(inner, ast.Constant) and isinstance(inner.value, bytes):
+        yield from (ast.Constant(value=b) for b in inner.value[:LONGEST])
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and by_chr:
+        yield from (ast.Constant(value=ord(c)) for c in node.value[:LONGEST])
+    elif call is not None and _calls(call, ("split",)) and isinstance(call.func, ast.Attribute):
+        text = call.func.value.value if isinstance(call.func.value, ast.Constant) else None
+        words = text.split() if isinstance(text, str) else []
+        yield from (ast.Constant(value=float(w)) for w in words[:LONGEST] if _number(w))
+    elif _calls(node, ("literal_eval", "loads")) and isinstance(first, ast.Constant):
+        text = first.value if isinstance(first.value, str) else ""
+        try:
+            value = ast.literal_eval(text[:10_000])
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            return
+        items = value if isinstance(value, list | tuple | set | frozenset) else [value]
+        numbers = [v for v in items if isinstance(v, int | float | str)]
+        yield from (ast.Constant(value=v) for v in numbers[:LONGEST])
+
+
+def _number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:

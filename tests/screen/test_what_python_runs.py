@@ -309,12 +309,12 @@ def test_copying_sys_path_into_a_list_is_not_hooking_the_interpreter(tmp_path: P
 # --- the twelfth red team (helper-18) ----------------------------------------------------------
 #
 # Fixed: a JSON file of the tested answers loaded at run time (a data file that reads as Python
-# without code has its tables judged as answers); a loader's method names on the module's own
-# classes, a spec's data and importlib.machinery's constants are no loader. Open, each a strict
-# xfail until fixed (it fails the suite the day it passes): code copied at run time from a text
-# file the screen cannot parse into a module beside it, the answers parsed at run time from the
-# docstring, and tested numbers spelled in a bytes or text literal (`n in b"\x0b..."`,
-# `chr(n) in "..."`, `literal_eval`, `json.loads`, `.split()`).
+# without code has its tables judged as answers); tested numbers spelled in a bytes or text
+# literal (`n in b"\x0b..."`, `chr(n) in "..."`, `literal_eval`, `json.loads`, `.split()`); a
+# loader's method names on the module's own classes, a spec's data and importlib.machinery's
+# constants are no loader. Open, each a strict xfail until fixed (it fails the suite the day it
+# passes): code copied at run time from a text file the screen cannot parse into a module
+# beside it, and the answers parsed at run time from the docstring.
 
 
 def _refused(problems: list[str]) -> bool:
@@ -385,7 +385,6 @@ SPELLINGS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open: tested numbers spelled in bytes or text")
 @pytest.mark.parametrize("cond", list(SPELLINGS.values()), ids=list(SPELLINGS))
 def test_tested_inputs_spelled_in_a_literal_are_refused(tmp_path: Path, cond: str) -> None:
     source = BEFORE.replace(
