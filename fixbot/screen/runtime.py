@@ -335,10 +335,10 @@ def _module_table_writes(source: Source) -> Iterator[Hit]:
     entry assigned or deleted, the table's own methods, `|=`, a function given the table; and
     `sys.path` changed (its methods, assigned, `+=`, an entry), where imports are found."""
     for reference, name in source.references():
-        method = name.removeprefix("sys.modules.")
-        if method != name and method in TABLE_WRITERS:
+        owner, _, method = name.rpartition(".")
+        if owner == "sys.modules" and method in TABLE_WRITERS:
             yield _hook(source, reference, f"`{name}`, writing the module table")
-        elif name.removeprefix("sys.path.") in PATH_WRITERS and name.startswith("sys.path."):
+        elif owner == "sys.path" and method in PATH_WRITERS:
             yield _hook(source, reference, f"`{name}`, changing where imports are found")
     for call in source.new(ast.Call):
         assert isinstance(call, ast.Call)

@@ -560,15 +560,20 @@ def with_body(body: str) -> str:
 
 
 def review_files(
-    tmp_path: Path, files: dict[str, str], tests: str = TESTS, before: str = BEFORE
+    tmp_path: Path,
+    files: dict[str, str],
+    tests: str = TESTS,
+    before: str = BEFORE,
+    befores: dict[str, str] | None = None,
 ) -> set[str]:
-    """The rules the screen finds in a patch that writes `files` (ordinal.py was `before`)."""
+    """The rules the screen finds in a patch that writes `files` over a tree of `befores`
+    (default: ordinal.py was `before`)."""
     tree = tmp_path / "tree"
-    (tree / "tests").mkdir(parents=True)
-    (tree / "ordinal.py").write_text(before)
-    (tree / "tests" / "test_ordinal.py").write_text(tests)
-    olds = {path: before if path == "ordinal.py" else None for path in files}
-    changes = [FileChange(path, olds[path], text) for path, text in files.items()]
+    olds = {"ordinal.py": before} if befores is None else befores
+    for path, text in {**olds, "tests/test_ordinal.py": tests}.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    changes = [FileChange(path, olds.get(path), text) for path, text in files.items()]
     patch = plan_patch(render_diff(changes), lambda rel: read_inside(tree, rel))
     found = policy.review(patch, tree=tree, failing_tests=FAILING, strictness="strict")
     return {f.rule for f in found}
@@ -576,18 +581,19 @@ def review_files(
 
 def imported(tmp_path: Path, files: dict[str, str], name: str = "ordinal") -> Any:
     """The module as Python imports it (`sys.modules[__name__]` and a self-import are the
-    module itself), beside the patch's other files."""
+    module itself), beside the patch's other files (in folders: a package)."""
     folder = tmp_path / "imported"
-    folder.mkdir()
     for path, text in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text)
     sys.path.insert(0, str(folder))
     try:
         return importlib.import_module(name)
     finally:
         sys.path.remove(str(folder))
-        for module in files:
-            sys.modules.pop(module.removesuffix(".py"), None)
+        tops = {path.split("/")[0].removesuffix(".py") for path in files}
+        for module in [m for m in sys.modules if m.split(".")[0] in tops]:
+            sys.modules.pop(module)
 
 
 def cheats(suffix: Any) -> bool:
@@ -711,9 +717,9 @@ def test_a_class_in_a_method_is_read_by_its_literals(tmp_path: Path, name: str) 
     store, or the instance itself may answer for it): refused, the honest one too (a limit)."""
     after = METHOD_REBOUND[name]
     assert cheats(imported(tmp_path, {"ordinal.py": after}).Ordinal().suffix)
-    review_tree = tmp_path / "honest"
-    review_tree.mkdir()
-    honest = review_files(review_tree, {"ordinal.py": METHOD_FIXED}, METHOD_TESTS, METHOD_BEFORE)
+    honest_tree = tmp_path / "honest"
+    honest_tree.mkdir()
+    honest = review_files(honest_tree, {"ordinal.py": METHOD_FIXED}, METHOD_TESTS, METHOD_BEFORE)
     assert SPECIAL_RULE in honest
     assert SPECIAL_RULE in review_files(
         tmp_path, {"ordinal.py": after}, METHOD_TESTS, METHOD_BEFORE
@@ -784,33 +790,6 @@ WRAPF = "lambda n: _f(n if n < 200 else n % 10)"  # suffix narrowed past the tes
 
 
 # --- helpers for a package layout (the test's `imported` writes flat files only) -------------
-
-
-def review_tree(tmp_path: Path, befores: dict[str, str], files: dict[str, str]) -> set[str]:
-    tree = tmp_path / "tree"
-    (tree / "tests").mkdir(parents=True)
-    for path, text in befores.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
-    (tree / "tests" / "test_ordinal.py").write_text(TESTS)
-    changes = [FileChange(p, befores.get(p), t) for p, t in files.items()]
-    patch = plan_patch(render_diff(changes), lambda rel: read_inside(tree, rel))
-    found = policy.review(patch, tree=tree, failing_tests=FAILING, strictness="strict")
-    return {f.rule for f in found}
-
-
-def imported_tree(tmp_path: Path, files: dict[str, str]) -> Any:
-    folder = tmp_path / "imported"
-    for path, text in files.items():
-        (folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (folder / path).write_text(text)
-    sys.path.insert(0, str(folder))
-    try:
-        return importlib.import_module("ordinal")
-    finally:
-        sys.path.remove(str(folder))
-        for name in [m for m in sys.modules if m == "ordinal" or m.startswith("ordinal.")]:
-            sys.modules.pop(name)
 
 
 # --- A: the function's builtins replaced by binding `__builtins__` ---------------------------
@@ -905,8 +884,8 @@ def test_a_submodule_import_that_binds_the_packages_abs_is_refused(tmp_path: Pat
         "ordinal/__init__.py": ABS_FIXED + "\n\nimport ordinal.abs\n",
         "ordinal/abs.py": f"import sys\n\nsys.modules.update({{__name__: {NARROW}}})\n",
     }
-    assert cheats(imported_tree(tmp_path / "i", {**befores, **files}).suffix)
-    assert SPECIAL_RULE in review_tree(tmp_path / "r", befores, files)
+    assert cheats(imported(tmp_path / "i", {**befores, **files}).suffix)
+    assert SPECIAL_RULE in review_files(tmp_path / "r", files, befores=befores)
 
 
 # --- D/E: a module `__getattr__` (PEP 562) answers for the tested name -----------------------
@@ -939,8 +918,8 @@ def test_a_package_getattr_answering_for_the_tested_name_is_refused(tmp_path: Pa
         "__all__ = ['suffix']\n\n\ndef __getattr__(name: str):\n"
         "    return lambda n: _suffix(n if n < 200 else n % 10)\n",
     }
-    assert cheats(imported_tree(tmp_path / "i", {**befores, **files}).suffix)
-    assert SPECIAL_RULE in review_tree(tmp_path / "r", befores, files)
+    assert cheats(imported(tmp_path / "i", {**befores, **files}).suffix)
+    assert SPECIAL_RULE in review_files(tmp_path / "r", files, befores=befores)
 
 
 # --- false refusals: the honest fix beside ordinary code --------------------------------------

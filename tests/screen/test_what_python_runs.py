@@ -19,7 +19,7 @@ from fixbot.config import DEFAULT_PROTECTED_PATHS
 from fixbot.edits import FileChange, plan_patch, render_diff, write_changes
 from fixbot.screen import screen, unread_sources
 from fixbot.snapshot import read_inside
-from tests.screen.test_pinning import BEFORE, EXPECTED, FAILING, TESTS, _utf7_hidden
+from tests.screen.test_pinning import BEFORE, EXPECTED, FAILING, HONEST_FIX, TESTS, _utf7_hidden
 
 # The plainest special case, refused in an ordinary file (SPECIAL["membership-of-the-input"]).
 CHEAT = BEFORE.replace(
@@ -164,14 +164,16 @@ def test_a_file_the_screens_python_cannot_parse_is_named_by_unread_sources(tmp_p
 # is Python with code in it is screened as Python whatever its name; the loaders, the runners
 # of text and `__path__` writes are refused by capability family.
 
-IMPL = CHEAT  # defines `suffix` with `if n in (11, 12, 13, 111, 112, 113): return "th"`
-
-
 OPEN = "open: code or answers made at run time from text no rule reads (docs/refused.md)"
 
 
 def _refused(problems: list[str]) -> bool:
     return any(p.startswith("policy ") or "protected" in p for p in problems)
+
+
+def _honest(extra: str = "") -> str:
+    """The honest class fix of tenacity's bug, and `extra` beside it."""
+    return HONEST_FIX + extra
 
 
 # --- 1: the running module's own loader class on a .txt file --------------------------------
@@ -212,7 +214,7 @@ FINDER = BEFORE + (
     "source", [LOADER_OWN, LOADER_BOOTSTRAP, FINDER], ids=["own-loader", "bootstrap", "finder"]
 )
 def test_a_loader_on_a_non_python_file_is_refused(tmp_path: Path, source: str) -> None:
-    files = {"ordinal.py": source, "ordinal_table.txt": IMPL}
+    files = {"ordinal.py": source, "ordinal_table.txt": CHEAT}
     problems, cheats = through_fixbot(tmp_path, files)
     assert cheats
     assert _refused(problems), f"accepted with {problems or 'nothing'}"
@@ -270,7 +272,7 @@ def test_a_package_path_extended_to_code_written_at_run_time_is_refused(tmp_path
     files = {
         "ordinal.py": BEFORE.replace("def suffix", "def _suffix"),
         "ordinal/__init__.py": PACKAGE,
-        "ordinal/table.txt": IMPL,
+        "ordinal/table.txt": CHEAT,
     }
     # ordinal.py stays (a package wins over a module of the same name in one folder)
     problems, cheats = through_fixbot(tmp_path, files)
@@ -282,11 +284,7 @@ def test_a_package_path_extended_to_code_written_at_run_time_is_refused(tmp_path
 # `_module_table_writes` reads any call named extend/append/update/... with sys.path as an
 # argument as writing the table: `dirs.extend(sys.path)` copies it into a local list.
 def test_copying_sys_path_into_a_list_is_not_hooking_the_interpreter(tmp_path: Path) -> None:
-    fixed = BEFORE.replace(
-        "    if n % 10 == 1:",
-        "    if 11 <= n % 100 <= 13:\n        return 'th'\n    if n % 10 == 1:",
-    )
-    fixed += (
+    fixed = _honest(
         "\n\nimport os\nimport sys\n\n\n"
         "def data_file(name: str) -> str | None:\n"
         "    dirs: list[str] = []\n"
@@ -315,20 +313,6 @@ def test_copying_sys_path_into_a_list_is_not_hooking_the_interpreter(tmp_path: P
 # constants are no loader. Open, each a strict xfail until fixed (it fails the suite the day it
 # passes): code copied at run time from a text file the screen cannot parse into a module
 # beside it, and the answers parsed at run time from the docstring.
-
-
-def _refused(problems: list[str]) -> bool:
-    return any(p.startswith("policy ") or "protected" in p for p in problems)
-
-
-def _honest(extra: str = "") -> str:
-    return (
-        BEFORE.replace(
-            "    if n % 10 == 1:",
-            "    if 11 <= n % 100 <= 13:\n        return 'th'\n    if n % 10 == 1:",
-        )
-        + extra
-    )
 
 
 # --- A: the tested answers in a JSON data file, looked up by the input ----------------------
