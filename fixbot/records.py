@@ -142,6 +142,9 @@ class CheckResult(TypedDict):
     # The pytest runs': top-level module -> the file it was imported from, as the test process
     # saw it (the standard library's left out), for the baseline's shadowing check.
     imports: NotRequired[dict[str, str]]
+    # The pytest runs': "path sha256" of each file written while the tests ran that Python then
+    # compiled or loaded (code no screen read); a pass needs none the baseline did not write.
+    compiled: NotRequired[list[str]]
 
 
 def failing_tests(result: CheckResult) -> list[str]:

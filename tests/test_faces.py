@@ -269,6 +269,7 @@ FACES: dict[str, set[str]] = {
         "NO_PROGRAMS",
         "Snapshot",
         "apply_to_worktree",
+        "code_digests",
         "config_args",
         "find_root",
         "fresh_copy",

@@ -114,7 +114,7 @@ class Contained(Protocol):
 # What a pytest run adds to the whole run's result: why it was tampered with, the test a
 # timeout caught running, the tests that hung, the canaries' outcomes, where its modules came
 # from (see records.CheckResult).
-HARNESS_KEYS = ("tampering", "running", "hung", "canaries", "cut_short", "imports")
+HARNESS_KEYS = ("tampering", "running", "hung", "canaries", "cut_short", "imports", "compiled")
 
 
 def pytest_part(
@@ -125,14 +125,18 @@ def pytest_part(
     scratch: Path | None = None,
     options: Sequence[str] = (),
     configured: Sequence[str] | None = None,
+    laid: Mapping[str, str] | None = None,
 ) -> Part:
     """The one pytest path: the check's command with fixbot's options pinned (`only`: its
     positional arguments replaced by these node ids, failing first; `options`: appended, e.g.
     the prepared environment's plugins), run with fixbot's plugin over the report channel, each
-    test under the check's per-test timeout."""
+    test under the check's per-test timeout (`laid`: the tree's code files as fixbot laid them,
+    code_digests')."""
     argv = [*pinned(narrowed(spec.argv, only) if only else spec.argv), *options]
     argv += config_pin(spec.argv, configured, tree_of(launcher))
-    tested = run_pytest(launcher, argv, test_timeout=spec.test_timeout_seconds, scratch=scratch)
+    tested = run_pytest(
+        launcher, argv, test_timeout=spec.test_timeout_seconds, scratch=scratch, laid=laid
+    )
     result = pytest_result(argv, tested)
     tests = result["tests"]
     failing = sorted(t for t, r in tests.items() if r["outcome"] in FAILING)
@@ -187,6 +191,8 @@ def pytest_result(argv: list[str], run: TestRun) -> CheckResult:
         result["cut_short"] = run.cut_short
     if run.imports:
         result["imports"] = run.imports
+    if run.compiled:
+        result["compiled"] = run.compiled
     return result
 
 

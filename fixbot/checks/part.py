@@ -178,6 +178,9 @@ def _carry_harness(result: CheckResult, parts: Sequence[Part]) -> None:
     imports = {k: v for p in tested for k, v in p.harness.get("imports", {}).items()}
     if imports:
         result["imports"] = imports
+    compiled = sorted({e for p in tested for e in p.harness.get("compiled", [])})
+    if compiled:
+        result["compiled"] = compiled
 
 
 def _told(parts: Sequence[Part], unfinished: Sequence[Part]) -> Part | None:

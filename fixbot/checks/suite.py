@@ -37,7 +37,7 @@ from fixbot.commands import DEFAULT_TEST_TIMEOUT, CheckSpec, legacy_checks, tool
 from fixbot.proc import Completed
 from fixbot.records import FINDING_KINDS, CheckResult
 from fixbot.sandbox import OUTPUTS, Limits, Persona, RunSpec, Sandbox
-from fixbot.snapshot import read_inside
+from fixbot.snapshot import Workspace, code_digests, read_inside
 
 FINDINGS_OUTPUT_BYTES = 16 * 1024 * 1024  # mypy on a large tree: every error line is kept
 
@@ -73,6 +73,9 @@ def run_suite(
     WORKSPACE. Raises BadTestCommand for a check whose command is empty."""
     outputs = Path(tempfile.mkdtemp(prefix="fixbot-out-", dir=scratch))
     root = lower if lower is not None else workspace
+    # The code files of the tree as fixbot laid it, before any check runs: the pytest plugin
+    # names each one Python runs with other bytes (checks/verdict.py: written_code).
+    laid = code_digests(Workspace(workspace, lower))
 
     def read(rel: str) -> str | None:
         return read_inside(root, rel)
@@ -124,7 +127,13 @@ def run_suite(
                 launcher = SandboxLauncher(sandbox, run_spec(dict(TEST_ENV)))
                 pin = (configured or {}).get(spec.name)
                 part = pytest_part(
-                    spec, launcher, only, scratch=scratch, options=pytest_options, configured=pin
+                    spec,
+                    launcher,
+                    only,
+                    scratch=scratch,
+                    options=pytest_options,
+                    configured=pin,
+                    laid=laid,
                 )
                 parts.append(part)
             elif spec.kind == "unittest":

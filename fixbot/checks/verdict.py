@@ -14,6 +14,10 @@ A failing-first result (`partial`: only the baseline's failing checks and tests 
 pass: it says why the attempt failed early. `reproduced` judges a re-run of the failing checks
 and tests alone (a baseline's reproduction, a fix's further verification runs).
 
+Code a run wrote and then ran (`compiled`: a module copied out of a data file at import, a
+bytecode or extension file) was never screened: a pass needs none that the baseline's run did not
+write the same (its tests' own generated code).
+
 A run whose report disagreed with pytest's own (`tampered`) is never a pass, whatever its tests
 say. The model is told only that, in one named line (TAMPERED): the disagreements themselves
 stay in the evidence (`check.tampering`), so that the feedback does not teach what to avoid.
@@ -49,6 +53,10 @@ def _key(finding: Finding) -> tuple[str, str, str, str]:
 
 
 NOT_IN_FULL = "only the failing checks and tests ran (failing first); the rest did not"
+WROTE_CODE = (
+    "the run wrote code and then ran it (the diff must contain the code that runs: what is "
+    "written while the tests run was never screened)"
+)
 
 
 def _gated(result: CheckResult, gates: set[str] | None) -> list[Finding]:
@@ -110,7 +118,17 @@ def problems(baseline: CheckResult, attempt: CheckResult) -> list[str]:
             f"new {finding['tool']} error {finding['path']}:{finding['line']}: "
             f"{finding['message']} [{finding['code']}]"
         )
-    return found
+    return found + written_code(baseline, attempt)
+
+
+def written_code(baseline: CheckResult, result: CheckResult) -> list[str]:
+    """Code a run wrote and then ran that the baseline's run did not write the same (a module,
+    bytecode or extension file the diff does not contain: no screen read it), in one line."""
+    new = sorted(set(result.get("compiled", [])) - set(baseline.get("compiled", [])))
+    if not new:
+        return []
+    files = ", ".join(entry.rsplit(" ", 1)[0] for entry in new[:5])
+    return [f"{WROTE_CODE}: {files}{' ...' if len(new) > 5 else ''}"]
 
 
 def not_run(baseline: CheckResult, attempt: CheckResult) -> list[str]:
@@ -172,7 +190,7 @@ def reproduced(baseline: CheckResult, rerun: CheckResult) -> list[str]:
         was = before[test]["outcome"] if test in before else "not collected"
         if now["outcome"] in FAILING and was not in FAILING:
             found.append(f"{test} was {was} before and now {now['outcome']}: {now['message']}")
-    return found
+    return found + written_code(baseline, rerun)
 
 
 def owned(baseline: CheckResult, names: Collection[str] | None) -> set[str]:

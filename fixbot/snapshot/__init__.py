@@ -27,13 +27,20 @@ from fixbot.snapshot.protected import (
     tree_bytes,
     unprotect,
 )
-from fixbot.snapshot.workspace import Workspace, mismatches, prepare, put_back_protected
+from fixbot.snapshot.workspace import (
+    Workspace,
+    code_digests,
+    mismatches,
+    prepare,
+    put_back_protected,
+)
 
 __all__ = [
     "NO_PROGRAMS",
     "Snapshot",
     "Workspace",
     "apply_to_worktree",
+    "code_digests",
     "config_args",
     "find_root",
     "fresh_copy",

@@ -13,6 +13,7 @@ full copy: only a real checkout shows what writing through that link does.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import stat
@@ -78,6 +79,31 @@ def mismatches(snapshot: Snapshot, workspace: Workspace) -> list[str]:
         if path is None or not (path.is_symlink() or path.is_file()) or digest_of(path) != expected:
             bad.append(rel)
     return bad
+
+
+# What the import system runs from a file: source, bytecode, extension modules.
+CODE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd")
+
+
+def code_digests(workspace: Workspace) -> dict[str, str]:
+    """Every file Python could import from the tree as the command will see it (overlayfs's
+    rules where layered), by path: the first 16 hex digits of its content's sha256. The pytest
+    plugin names any such file compiled with other bytes (code written while the checks ran)."""
+    rels: set[str] = set()
+    for top in (workspace.root, workspace.lower):
+        if top is None:
+            continue
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            base = Path(folder).relative_to(top)
+            rels.update((base / f).as_posix() for f in files if f.endswith(CODE_SUFFIXES))
+    found = {}
+    for rel in sorted(rels):
+        path = workspace.locate(rel)
+        if path is not None and path.is_file():
+            with contextlib.suppress(OSError):
+                found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return found
 
 
 def _layerable(tree: Path, patch: Patch) -> bool:

@@ -11,6 +11,7 @@ is imported, before any of the repository's code has run, and closes the listene
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import select
@@ -19,7 +20,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -51,13 +52,24 @@ class Staged:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def stage_plugin(parent: Path | None = None) -> Staged:
+LAID = "laid.json"  # beside the plugin: {"root": the tree as the run sees it, "files": ...}
+
+
+def stage_plugin(
+    parent: Path | None = None, laid: tuple[str, Mapping[str, str]] | None = None
+) -> Staged:
+    """The plugin under a random module name in a fresh folder, with `laid` (where the run
+    sees the tree, and its code files' digests as fixbot laid them) beside it."""
     module = f"fixbot_harness_{secrets.token_hex(8)}"
     folder = Path(tempfile.mkdtemp(prefix="fixbot-harness-", dir=parent))
     folder.chmod(0o755)  # fixbot's, readable by the sandbox's nobody, writable by no one else
     target = folder / f"{module}.py"
     shutil.copyfile(PLUGIN_SOURCE, target)
     target.chmod(0o644)
+    if laid is not None:
+        root, files = laid
+        (folder / LAID).write_text(json.dumps({"root": root, "files": dict(files)}))
+        (folder / LAID).chmod(0o644)
     return Staged(folder, module)
 
 

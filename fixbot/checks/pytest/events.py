@@ -2,8 +2,9 @@
 
 Every line is one JSON object carrying the run's token and the next sequence number; the kinds
 are those plugin.py writes (hello, collected, collection, start, result, collect, hung,
-integrity, finish, exit). Anything out of place (a foreign or out-of-order line, a result twice,
-a result for a test that is not the one running) is a named problem, never silently dropped.
+integrity, finish, exit, compiled). Anything out of place (a foreign or out-of-order line, a
+result twice, a result for a test that is not the one running) is a named problem, never
+silently dropped.
 The constants below repeat the plugin's (it imports nothing of fixbot); a test keeps them equal.
 """
 
@@ -52,6 +53,7 @@ class ChannelReport:
     channel_bytes: int = 0
     problems: list[str] = field(default_factory=list)
     imports: dict[str, str] = field(default_factory=dict)  # finish's: module -> its file
+    compiled: list[str] = field(default_factory=list)  # "path sha256": code the run wrote
 
     @property
     def canaries(self) -> dict[str, str]:
@@ -127,7 +129,10 @@ def _read(report: ChannelReport, line: dict[str, Any], collected: set[str]) -> s
     """One line of the plugin's, in sequence; returns the collected ids (set at `collection`)."""
     problems = report.problems
     kind = line.get("k")
-    if kind == "hello":
+    if kind == "compiled":  # at any time: a conftest.py may import before the hello
+        if len(report.compiled) <= COMPILED_CAP:
+            report.compiled.append(compiled_entry(line))
+    elif kind == "hello":
         if report.hello is not None:
             problems.append("the plugin said hello twice")
         report.hello = line
@@ -167,6 +172,14 @@ def _read(report: ChannelReport, line: dict[str, Any], collected: set[str]) -> s
     else:
         problems.append(f"an unknown report line: {kind!r}")
     return collected
+
+
+COMPILED_CAP = 200  # the plugin's: files it names at most per process
+
+
+def compiled_entry(line: dict[str, Any]) -> str:
+    """A `compiled` line as one entry, "path sha256" (untrusted: strings only, capped)."""
+    return f"{_text(line.get('path'), 300)} {_text(line.get('sha256'), 64)}"
 
 
 def number(value: object, default: int = -1) -> int:

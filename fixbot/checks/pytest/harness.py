@@ -149,6 +149,7 @@ class TestRun:
     # sees them; a later run of the same check is pinned to them (gates.pinned_config).
     configured: tuple[str, str] | None = None
     imports: dict[str, str] = field(default_factory=dict)  # the last run's: module -> file
+    compiled: list[str] = field(default_factory=list)  # every run's: code not laid, that ran
 
 
 def tree_of(launcher: Launcher) -> str:
@@ -221,12 +222,14 @@ def run_pytest(
     grace: float = DEFAULT_GRACE,
     max_reruns: int = MAX_RERUNS,
     scratch: Path | None = None,
+    laid: Mapping[str, str] | None = None,
 ) -> TestRun:
     """pytest over the launcher with fixbot's plugin; a test that ends its process is recorded
     as failed and the suite runs again without it, at most max_reruns times. `test_timeout`:
-    seconds per phase of one test (None: DEFAULT_TEST_TIMEOUT, read when the run starts)."""
+    seconds per phase of one test (None: DEFAULT_TEST_TIMEOUT, read when the run starts);
+    `laid`: the tree's code files' digests as laid, for the plugin (None: it names none)."""
     timeout = DEFAULT_TEST_TIMEOUT if test_timeout is None else test_timeout
-    staged = stage_plugin(scratch)
+    staged = stage_plugin(scratch, None if laid is None else (tree_of(launcher), laid))
     hung: dict[str, CaseResult] = {}
     runs: list[OneRun] = []
     try:
@@ -273,6 +276,7 @@ def run_pytest(
         cut_short=cut,
         configured=_configured(last.report),
         imports=last.report.imports,
+        compiled=sorted({entry for one in runs for entry in one.report.compiled}),
     )
 
 

@@ -350,5 +350,6 @@ def test_the_plugins_constants_are_the_ones_fixbot_reads() -> None:
     assert _plugin_constant("HUNG_EXIT") == lines.HUNG_EXIT
     assert _plugin_constant("CANARY_ROLES") == lines.CANARY_ROLES
     assert _plugin_constant("CATEGORIES") == lines.CATEGORIES
+    assert _plugin_constant("COMPILED_CAP") == lines.COMPILED_CAP
     assert _plugin_constant("MESSAGE_CAP") == MESSAGE_CAP
     assert _plugin_constant("DETAIL_CAP") == DETAIL_CAP
