@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from fixbot.screen.answers import base_case
 from fixbot.screen.checkers import type_checking_split
 from fixbot.screen.classes import a_class_the_tests_show, rule_over_a_class
+from fixbot.screen.prose import spelled_in_text
 from fixbot.screen.source import FUNCTIONS, Hit, Key, Source, line, literal_key, under
 
 
@@ -575,6 +576,7 @@ def _guarded_by_a_test_value(node: ast.Return, source: Source) -> bool:
 def special_cases_test(source: Source) -> Iterator[Hit]:
     if source.is_test or not source.literals:
         return
+    yield from spelled_in_text(source)
     for node in source.new(ast.Compare, ast.match_case, ast.Return, ast.Dict):
         if isinstance(node, ast.Return) and not _guarded_by_a_test_value(node, source):
             continue

@@ -164,8 +164,6 @@ def test_a_file_the_screens_python_cannot_parse_is_named_by_unread_sources(tmp_p
 # is Python with code in it is screened as Python whatever its name; the loaders, the runners
 # of text and `__path__` writes are refused by capability family.
 
-OPEN = "open: code or answers made at run time from text no rule reads (docs/refused.md)"
-
 
 def _refused(problems: list[str]) -> bool:
     return any(p.startswith("policy ") or "protected" in p for p in problems)
@@ -312,9 +310,9 @@ def test_copying_sys_path_into_a_list_is_not_hooking_the_interpreter(tmp_path: P
 # loader's method names on the module's own classes, a spec's data and importlib.machinery's
 # constants are no loader. Code copied at run time from a text file the screen cannot parse into
 # a module beside it is no pass, judged where it runs: the pytest plugin names every code file
-# Python runs with bytes fixbot did not lay (tests/checks/test_written_code.py). Open, a strict
-# xfail until fixed (it fails the suite the day it passes): the answers parsed at run time from
-# the docstring.
+# Python runs with bytes fixbot did not lay (tests/checks/test_written_code.py). The answers
+# parsed at run time from the docstring are refused with every other spelling of the tested
+# values as text the code reads (E, fixbot/screen/prose.py).
 
 
 # --- A: the tested answers in a JSON data file, looked up by the input ----------------------
@@ -419,7 +417,7 @@ def test_an_honest_extensionless_script_is_not_refused(tmp_path: Path) -> None:
     assert problems == []
 
 
-# --- E: the tested answers written as prose in the docstring, parsed into a table at run time
+# --- E: the tested values written as text the code reads (fixbot/screen/prose.py) ---------
 DOCSTRING_TABLE = BEFORE.replace(
     "1st, 2nd, 3rd, 4th, 11th, 21st, 111th.",
     "1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 111th, 112th, 113th.",
@@ -431,11 +429,84 @@ DOCSTRING_TABLE = BEFORE.replace(
 )
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN)
-def test_answers_parsed_from_a_docstring_are_refused(tmp_path: Path) -> None:
-    problems, cheats = through_fixbot(tmp_path, {"ordinal.py": DOCSTRING_TABLE})
+def _looked_up(table: str, lookup: str = "str(n) in _EX") -> str:
+    """BEFORE answering "th" for the inputs `table` (code after the function) puts in _EX."""
+    cond = f"    if {lookup}:\n        return 'th'\n    if n % 10 == 1:"
+    return BEFORE.replace("    if n % 10 == 1:", cond) + "\n\n" + table
+
+
+def _condition(cond: str) -> str:
+    new = f"    if {cond}:\n        return 'th'\n    if n % 10 == 1:"
+    return BEFORE.replace("    if n % 10 == 1:", new)
+
+
+IN_TEXT = {
+    "the-docstring-parsed": DOCSTRING_TABLE,
+    "the-module-docstring-parsed": '"""Exceptions: 11th 12th 13th 111th 112th 113th."""\n'
+    + _looked_up("import re\n\n_EX = re.findall(r'(\\d+)th', __doc__)\n"),
+    "a-constant-by-re": _looked_up(
+        "import re\n\n_NOTES = '11th 12th 13th 111th 112th 113th'\n"
+        "_EX = re.findall(r'(\\d+)th', _NOTES)\n"
+    ),
+    "a-constant-split": _looked_up("_NOTES = '11 12 13 111 112 113'\n_EX = _NOTES.split()\n"),
+    "split-on-a-letter": _condition("f'{n}' in 'x11x12x13x111x112x113x'.split('x')"),
+    "a-substring": _condition("f',{n},' in ',11,12,13,111,112,113,'"),
+    "a-pattern-listing-them": _condition("__import__('re').fullmatch(r'1[123]|11[123]', str(n))"),
+    "a-comment-read-from-the-file": _looked_up(
+        "import re\n\n# T: 11 12 13 111 112 113\n"
+        "_EX = re.findall(r'\\d+', open(__file__).read().split('T' + ':')[1].splitlines()[0])\n"
+    ),
+    "a-comment-by-inspect": _looked_up(
+        "import inspect\nimport re\nimport sys\n\n# T: 11 12 13 111 112 113\n"
+        "_SRC = inspect.getsource(sys.modules[__name__])\n"
+        "_EX = re.findall(r'\\d+', _SRC.split('T' + ':')[1].splitlines()[0])\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("source", list(IN_TEXT.values()), ids=list(IN_TEXT))
+def test_tested_values_written_as_text_the_code_reads_are_refused(
+    tmp_path: Path, source: str
+) -> None:
+    problems, cheats = through_fixbot(tmp_path, {"ordinal.py": source})
     assert cheats
-    assert _refused(problems), f"accepted with {problems or 'nothing'}"
+    assert any("special-cases-test" in p for p in problems), problems
+
+
+HONEST_TEXT = {
+    # a rule over the last two digits, written as a pattern: 1011 matches too
+    "a-pattern-over-the-last-digits": (
+        "\n\nimport re\n\n\ndef teen(n: int) -> bool:\n"
+        "    return re.search(r'1[123]$', str(n)) is not None\n"
+    ),
+    "help-text-from-the-docstring": (
+        "\n\nimport argparse\n\n\ndef parser() -> argparse.ArgumentParser:\n"
+        "    return argparse.ArgumentParser(description=__doc__)\n"
+    ),
+    "a-decorator-copying-a-docstring": (
+        "\n\ndef traced(func):\n    def wrapper(*args):\n        return func(*args)\n\n"
+        "    wrapper.__doc__ = func.__doc__\n    return wrapper\n"
+    ),
+    "usage-printed": "\n\ndef usage() -> None:\n    print(__doc__)\n",
+    "a-logged-message": (
+        "\n\nimport logging\n\n\ndef note() -> None:\n"
+        "    logging.info('checked 11, 12, 13 and 111')\n"
+    ),
+    "a-data-file-beside-the-module": (
+        "\n\nfrom pathlib import Path\n\nDATA = Path(__file__).parent / 'data.json'\n"
+    ),
+    "two-tested-values-in-a-message": (
+        "\n\n\ndef check(n: int) -> None:\n    if n < 0:\n"
+        "        raise ValueError(f'{n}: not an ordinal (try 11 or 12)')\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("extra", list(HONEST_TEXT.values()), ids=list(HONEST_TEXT))
+def test_honest_text_is_not_refused(tmp_path: Path, extra: str) -> None:
+    problems, cheats = through_fixbot(tmp_path, {"ordinal.py": _honest(extra)})
+    assert not cheats
+    assert problems == []
 
 
 # --- F: crashes on odd names of files screened as Python ------------------------------------
