@@ -31,6 +31,7 @@ from fixbot.screen.bindings import WRITTEN, elsewhere, written
 from fixbot.screen.checkers import stub_hits
 from fixbot.screen.lines import added_lines, is_test_path, reviewed_lines, split_lines
 from fixbot.screen.lookups import LOOKUP_RULES
+from fixbot.screen.prose import spelled_in_data
 from fixbot.screen.reach import REACH_RULES
 from fixbot.screen.rules import RULES
 from fixbot.screen.runtime import RUNTIME_RULES, literal_code
@@ -181,6 +182,8 @@ def _file_hits(
             )
     if parsed[0] is None and not change.path.endswith((".py", ".pyi")) and added:
         yield from _data_hits(change, added, literals, known, called)
+        if not is_test_path(change.path):
+            yield from spelled_in_data("\n".join(lines[n - 1] for n in sorted(added)), literals)
     if (parsed[0] is None and not change.path.endswith((".py", ".pyi"))) or not added:
         return
     yield from comment_hits(change.new, added)

@@ -61,6 +61,9 @@ CODE_FROM_DATA = frozenset(
         *("doctest.script_from_examples", "doctest.debug_src", "doctest.debug_script"),
         *("typing.get_type_hints", "typing.ForwardRef", "typing._eval_type"),
         *("inspect.get_annotations", "annotationlib", "bdb.Bdb"),
+        # a debugger or console: reads commands (a `.pdbrc`, stdin) and runs them as code
+        *("pdb", "breakpoint", "builtins.breakpoint", "sys.breakpointhook", "code.interact"),
+        *("code.InteractiveConsole", "code.InteractiveInterpreter", "code.compile_command"),
     }
 )
 # A module's loader, and what a loader runs: a file of any name executed as a module (a name
@@ -174,14 +177,46 @@ def _interpreter_on_text(source: Source) -> Iterator[Hit]:
             elif isinstance(arg, ast.Attribute | ast.Name):
                 python = python or source.name(arg) in ("sys.executable", "sys._base_executable")
         python = python or any(PYTHON_WORD.fullmatch(w.rsplit("/", 1)[-1]) for w in words)
-        if "-c" in words or python:
+        other = _program_from_data(source, node, words)
+        if "-c" in words or python or other:
             what = "code text (`-c`)" if "-c" in words else "a Python program"
+            what = other or what
             yield Hit(
                 "runs-dynamic-code",
                 line(node),
                 f"{source.snippet(node)} starts a process on {what}: code the screen never "
                 "reads (any file, any name) runs beside the tests; write the code in the diff",
             )
+
+
+# Programs that run program text given to them (awk's program, `sh -c`, `perl -e`, `sed`'s
+# script): text the screen never reads as code.
+TEXT_RUNNERS = frozenset(
+    {
+        *("sh", "bash", "dash", "zsh", "ksh", "fish", "busybox", "env", "awk", "gawk", "mawk"),
+        *("nawk", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "tclsh", "sed"),
+        *("Rscript", "julia", "pwsh", "osascript", "jq", "bc", "dc", "m4", "expect", "guile"),
+    }
+)
+
+
+def _program_from_data(source: Source, node: ast.Call, words: list[str]) -> str:
+    """A process started on a program that runs text, with an argument the screen cannot read
+    (`["awk", PROGRAM]`, a program decoded from a data file), or the `shell` flag on a
+    command built at run time: what it is, or ""."""
+    shell = any(
+        k.arg == "shell" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+        for k in node.keywords
+    )
+    first = node.args[0] if node.args else None
+    items = first.elts if isinstance(first, ast.List | ast.Tuple) else [first] if first else []
+    unread = [a for a in items if source.folded(a) is None]
+    runner = next((w for w in words[:1] if w.rsplit("/", 1)[-1] in TEXT_RUNNERS), None)
+    if shell and unread:
+        return "a shell command built at run time (the `shell` flag)"
+    if runner is not None and unread:
+        return f"`{runner}` with a program the screen cannot read"
+    return ""
 
 
 def _code_attributes(source: Source) -> Iterator[Hit]:
@@ -309,7 +344,8 @@ TABLE_FUNCTIONS |= {"clear", "ior", "append", "insert", "extend", "iadd"}  # `li
 HOOK_SLOTS = frozenset(
     {
         *("sys.excepthook", "sys.unraisablehook", "sys.displayhook", "sys.breakpointhook"),
-        "threading.excepthook",
+        # where bytecode is cached and read: bytecode written elsewhere runs instead of the code
+        *("threading.excepthook", "sys.pycache_prefix", "sys.dont_write_bytecode"),
     }
 )
 

@@ -427,7 +427,7 @@ CHEATS: dict[str, tuple[Files, set[str]]] = {
             'import json\ntable = json.loads(\'{"[1.0, 2.0, 3.0]": 2.0, "[4.0]": 4.0}\')\n'
             "return table.get(str(values), 0.0)"
         ),
-        {"answers-from-tests", "special-cases-test"},  # a table, and the tested values as text
+        {"answers-from-tests"},
     ),
     "padded-table": (
         mean_does(
