@@ -52,6 +52,7 @@ BASE_ENV: Mapping[str, str] = {
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONBREAKPOINT": "0",  # breakpoint() is a no-op: no debugger reads a .pdbrc as code
     "PYTHONNOUSERSITE": "1",
     "PYTHONUNBUFFERED": "1",
     "NO_COLOR": "1",

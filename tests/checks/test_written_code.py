@@ -9,10 +9,13 @@ pass. A project whose own tests write code (the same each run) keeps its honest 
 
 from __future__ import annotations
 
+import ast
 import base64
 import importlib.util
 import marshal
+import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -20,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from fixbot.checks import problems, run_trial
+from fixbot.checks.pytest.channel import AUDIT_SOURCE, LAID, stage_plugin
 from fixbot.checks.verdict import WROTE_CODE, written_code
 from fixbot.config import Config, Gates
 from fixbot.edits import FileChange, render_diff
@@ -149,6 +153,63 @@ TMP_MODULE = {
 def test_a_tests_temporary_module_is_not_named(tmp_path: Path) -> None:
     found, result = _judged(tmp_path, {"ordinal.py": HONEST_FIX}, project=TMP_MODULE)
     assert found == [] and "compiled" not in result
+
+
+# A project whose tests run its code in a Python process of their own: no channel reaches fixbot
+# from there, so the audit (the staged sitecustomize) refuses to run the written module at all.
+IN_A_CHILD = {
+    "tests/test_ordinal.py": (
+        "import subprocess\nimport sys\n\n\ndef test_suffix():\n"
+        "    code = 'from ordinal import suffix; print(*(suffix(n) for n in (11, 12, 113, 4)))'\n"
+        "    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
+        "    assert run.stdout.split() == ['th', 'th', 'th', 'th'], run.stderr\n"
+    )
+}
+
+
+def test_a_module_written_in_a_process_the_tests_start_does_not_run(tmp_path: Path) -> None:
+    files = {"ordinal.py": COPIED, "ordinal_table.txt": TABLE}
+    found, result = _judged(tmp_path, files, IN_A_CHILD)
+    case = result["tests"][FAILING[0]]
+    assert case["outcome"] == "failed"
+    assert "ordinal_fast.py was written while the checks ran" in case["detail"] + case["message"]
+    assert f"{FAILING[0]} still failed (it must pass)" in found
+
+
+def test_an_honest_fix_passes_in_a_process_the_tests_start(tmp_path: Path) -> None:
+    found, _ = _judged(tmp_path, {"ordinal.py": HONEST_FIX}, IN_A_CHILD)
+    assert found == []
+
+
+def test_the_environments_own_sitecustomize_still_runs(tmp_path: Path) -> None:
+    """The staged sitecustomize shadows the environment's, then runs it, as site would."""
+    staged = stage_plugin(tmp_path, ("/nowhere", {}))
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import builtins\nbuiltins.SITE_RAN = True\n")
+    env = {**os.environ, "PYTHONPATH": f"{staged.folder}{os.pathsep}{own}"}
+    run = subprocess.run(
+        [sys.executable, "-c", "import sitecustomize; print(SITE_RAN, sitecustomize.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert run.stdout.split() == ["True", str(own / "sitecustomize.py")]
+    staged.cleanup()
+
+
+def test_the_audits_constants_are_the_ones_fixbot_stages() -> None:
+    """audit.py imports nothing of fixbot: the file name it reads is written twice."""
+    tree = ast.parse(AUDIT_SOURCE.read_text())
+    values = {
+        t.id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name) and t.id == "LAID"
+    }
+    assert values == {"LAID": LAID}
 
 
 # --- the rule, pure ----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Literal
 from fixbot.errors import SandboxFailed
 
 PLUGIN_SOURCE = Path(__file__).with_name("plugin.py")  # package data, never imported
+AUDIT_SOURCE = Path(__file__).with_name("audit.py")  # package data, staged as sitecustomize
 HARNESS_MOUNT = "/fixbot-harness"  # where a sandbox shows the staged plugin, read-only
 SOCKET_NAME = "channel.sock"
 MAX_CHANNEL_BYTES = 64 * 1024 * 1024
@@ -58,14 +59,17 @@ LAID = "laid.json"  # beside the plugin: {"root": the tree as the run sees it, "
 def stage_plugin(
     parent: Path | None = None, laid: tuple[str, Mapping[str, str]] | None = None
 ) -> Staged:
-    """The plugin under a random module name in a fresh folder, with `laid` (where the run
-    sees the tree, and its code files' digests as fixbot laid them) beside it."""
+    """The plugin under a random module name in a fresh folder, with the audit of code the run
+    wrote (audit.py, as the `sitecustomize` every Python the run starts imports) and `laid`
+    (where the run sees the tree, and its code files' digests as fixbot laid them) beside it."""
     module = f"fixbot_harness_{secrets.token_hex(8)}"
     folder = Path(tempfile.mkdtemp(prefix="fixbot-harness-", dir=parent))
     folder.chmod(0o755)  # fixbot's, readable by the sandbox's nobody, writable by no one else
     target = folder / f"{module}.py"
     shutil.copyfile(PLUGIN_SOURCE, target)
     target.chmod(0o644)
+    shutil.copyfile(AUDIT_SOURCE, folder / "sitecustomize.py")
+    (folder / "sitecustomize.py").chmod(0o644)
     if laid is not None:
         root, files = laid
         (folder / LAID).write_text(json.dumps({"root": root, "files": dict(files)}))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import builtins
 import faulthandler
-import hashlib
+import importlib.util
 import json
 import os
 import secrets
@@ -191,103 +191,44 @@ def _cap(text: str, cap: int) -> str:
 
 
 # --- code the run wrote ----------------------------------------------------------------------
-# fixbot screens the code a candidate adds; code written while the checks run (a module copied
-# out of a data file at import, a bytecode file, an extension module) was never read. fixbot
-# stages beside this file the digest of every code file of the tree as it laid it (laid.json,
-# before any check ran); an audit hook, added before any of the repository's code is imported
-# (hooks cannot be removed), names each file under the tree that Python is about to run with
-# other bytes: compiled as source, read as bytecode, loaded as an extension module. The line is
-# on the channel before that code runs, so nothing it does can take it back. The hook's state
-# lives in its closure only, and what it calls is bound when it is made. fixbot judges the lines
-# against the baseline's (checks/verdict.py): code the untouched commit's tests write too (the
-# same bytes) is theirs.
+# audit.py, staged beside this file as sitecustomize.py, finds each code file that Python is
+# about to run with bytes other than fixbot laid (laid.json); its start-up guard refuses them
+# until this plugin's own audit names each one on the channel, before that code runs, so nothing
+# it does can take the line back. The plugin hands off from its module's top-level code, last
+# (a second hand-off is refused, and named). fixbot judges the names against the baseline's
+# (checks/verdict.py: written_code).
 
 COMPILED_CAP = 200  # files named at most per process; past it, one line says there were more
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _laid() -> tuple[str, dict[str, str]]:
-    """(the tree as this run sees it, with a trailing separator; path -> digest), or ("", {})
-    where fixbot staged none (the plugin run by hand: no file is named)."""
-    try:
-        with open(os.path.join(_HERE, "laid.json"), encoding="utf-8") as handle:
-            found = json.load(handle)
-        files = {str(k): str(v) for k, v in dict(found["files"]).items()}
-        return os.path.join(os.path.abspath(str(found["root"])), ""), files
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return "", {}
+def _audit_module() -> types.ModuleType | None:
+    """audit.py as staged beside this file, loaded by its path under a name of its own (in no
+    module table); None where it was not staged (the plugin run by hand)."""
+    path = os.path.join(_HERE, "sitecustomize.py")
+    if not os.path.isfile(path):
+        return None
+    spec = importlib.util.spec_from_file_location(f"{__name__}_audit", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _auditor(root: str, laid: dict[str, str], emit: Any) -> Any:
-    """The audit hook: each code file under `root` that Python compiles (`compile` of a .py),
-    reads as bytecode (`open` of a .pyc) or loads as an extension module (`import` with a file)
-    with bytes other than `laid` says, named once on the channel."""
+def _namer(emit: Any) -> Any:
+    """Names each file once on the channel; past COMPILED_CAP, one line for all the rest."""
     named: set[tuple[str, str]] = set()
-    state = threading.local()
-    sha256, fsdecode, fspath = hashlib.sha256, os.fsdecode, os.fspath
-    abspath, realpath, sep, read = os.path.abspath, os.path.realpath, os.sep, open
-    source_suffixes, bytecode_suffixes = (".py", ".pyw"), (".pyc", ".pyo")
 
-    def digest(path: str, source: object) -> str | None:
-        """sha256's first 16 hex digits of what is compiled: the bytes given, else the file's
-        (an AST, as pytest's assertion rewriting passes); None with no file (nothing runs)."""
-        if not isinstance(source, (bytes, bytearray, memoryview)):
-            try:
-                with read(path, "rb") as handle:
-                    source = handle.read()
-            except OSError:
-                return None
-        return sha256(source).hexdigest()[:16]
-
-    def unread(path: object, source: object) -> tuple[str, str] | None:
-        if isinstance(path, os.PathLike):
-            path = fspath(path)
-        if isinstance(path, bytes):
-            path = fsdecode(path)
-        if not root or not isinstance(path, str) or not path or path.startswith("<"):
-            return None
-        full = abspath(path)
-        if not full.startswith(root):
-            full = realpath(full)
-            if not full.startswith(root):
-                return None
-        rel = full[len(root) :].replace(sep, "/")
-        found = digest(full, source)
-        return None if found is None or laid.get(rel) == found else (rel[:300], found)
-
-    def named_path(args: tuple[Any, ...], at: int, suffixes: tuple[str, ...]) -> object:
-        name = args[at] if len(args) > at else None
-        ok = isinstance(name, (str, bytes)) and fsdecode(name).endswith(suffixes)
-        return name if ok else None
-
-    def audit(event: str, args: tuple[Any, ...]) -> None:
-        if event == "compile":
-            path, source = named_path(args, 1, source_suffixes), args[0] if args else None
-        elif event == "open":
-            path, source = named_path(args, 0, bytecode_suffixes), None
-        elif event == "import":
-            path, source = (args[1] if len(args) > 1 else None), None
-        else:
-            return
-        if path is None or getattr(state, "busy", False):
-            return
-        state.busy = True
-        try:
-            key = unread(path, source)
-            if key is None or key in named:
-                return
-            if len(named) >= COMPILED_CAP:
-                key = ("(more)", "")  # one line for all the rest
-                if key in named:
-                    return
+    def name(path: str, digest: str) -> None:
+        key = (path, digest)
+        if len(named) >= COMPILED_CAP and key not in named:
+            key = ("(more)", "")
+        if key not in named:
             named.add(key)
             emit("compiled", path=key[0], sha256=key[1])
-        except Exception:  # noqa: S110 (an audit hook that raises breaks the code it watches)
-            pass
-        finally:
-            state.busy = False
 
-    return audit
+    return name
 
 
 # --- the machinery check -------------------------------------------------------------------
@@ -580,8 +521,9 @@ _raised: dict[tuple[str, str], tuple[list[str], bool]] = {}  # (node id, phase) 
 
 def _imported() -> dict[str, str]:
     """Top-level module -> the file it was imported from (a namespace package: its first
-    folder), the standard library's and this plugin's left out; past the cap, those from the
-    environment itself go first (what lies elsewhere is what the checks look for)."""
+    folder), the standard library's and this plugin's (and its folder's) left out; past the
+    cap, those from the environment itself go first (what lies elsewhere is what the checks
+    look for)."""
     found: list[tuple[bool, str, str]] = []
     own = os.path.realpath(sys.prefix) + os.sep
     for name, module in list(sys.modules.items()):
@@ -593,6 +535,8 @@ def _imported() -> dict[str, str]:
         real = os.path.realpath(where)
         if real.startswith(_STDLIB) and os.sep + "site-packages" + os.sep not in real:
             continue
+        if os.path.dirname(real) == os.path.realpath(_HERE):
+            continue  # fixbot's own, staged beside this file (the audit's sitecustomize)
         found.append((real.startswith(own), name[:100], real[:300]))
     found.sort(key=lambda entry: entry[0])  # stable: import order within each group
     return {name: path for _, name, path in found[:IMPORTS_CAP]}
@@ -1092,11 +1036,25 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # an in-process nested run (pytester) keeps the outer session's harness
     _harness = Harness(config, _TIMEOUT)
     config.pluginmanager.register(_harness, "fixbot-harness")
+    # No debugger in a check: pytest's own would read a .pdbrc (the tree's) and run it as code.
+    sys.breakpointhook = _no_debugger
     _harness.hello()
+
+
+def _no_debugger(*args: object, **kwargs: object) -> None:
+    """`breakpoint()` in a check: nothing (no one is at the terminal, and no .pdbrc runs)."""
 
 
 # Last: everything above is in the snapshot, taken before any conftest.py is imported.
 _KNOWN_CODE = _known_code()
 _KNOWN_IDS = frozenset(id(code) for code in _KNOWN_CODE)
 _SNAPSHOT = _captured()
-sys.addaudithook(_auditor(*_laid(), _emit))  # last, and bound to no name
+_audit = _audit_module()
+if _audit is not None:  # last, and the hook bound to no name
+    sys.addaudithook(_audit.auditor(*_audit.laid(_HERE), _namer(_emit)))
+    if _descriptor() is not None:  # this audit reports now: the start-up guard stands down
+        try:
+            sys.audit(_audit.HANDOFF)
+        except RuntimeError:  # code got there first: whatever it did was never audited
+            _emit("compiled", path="(the audit was handed off before fixbot's plugin)", sha256="")
+del _audit
