@@ -327,6 +327,8 @@ HOOK_CALLS = frozenset(
         *("signal.set_wakeup_fd", "threading._register_atexit", "codecs.register"),
         *("sys.activate_stack_trampoline", "sys.remote_exec", "sys._settraceallthreads"),
         *("sys._setprofileallthreads",),
+        # the working directory: where `''` on a process's sys.path finds modules
+        *("os.chdir", "os.fchdir", "contextlib.chdir", "posix.chdir"),
     }
 )
 WEAK_CALLBACKS = frozenset({"weakref.ref", "weakref.proxy", "weakref.WeakMethod"})

@@ -87,19 +87,32 @@ CODE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd")
 
 def code_digests(workspace: Workspace) -> dict[str, str]:
     """Every file Python could import from the tree as the command will see it (overlayfs's
-    rules where layered), by path: the first 16 hex digits of its content's sha256. The pytest
-    plugin names any such file compiled with other bytes (code written while the checks ran)."""
-    rels: set[str] = set()
+    rules where layered), by path: the first 16 hex digits of its content's sha256. A folder
+    link of the tree's own is walked as Python imports through it, its files read where the
+    link leads (a change there shows under both paths). The pytest plugin names any such file
+    compiled with other bytes (code written while the checks ran)."""
+    rels: dict[str, str] = {}  # path as imported -> the path of its content in the tree
     for top in (workspace.root, workspace.lower):
         if top is None:
             continue
-        for folder, dirs, files in os.walk(top):
+        inside = os.path.realpath(top)
+        for folder, dirs, files in os.walk(top, followlinks=True):
+            real = os.path.realpath(folder)
+            up = Path(folder).relative_to(top).parents
+            if os.path.commonpath([real, inside]) != inside or any(
+                os.path.realpath(top / a) == real for a in up
+            ):
+                dirs[:] = []  # a link out of the tree, or back up its own path (a cycle)
+                continue
             dirs[:] = [d for d in dirs if d != ".git"]
             base = Path(folder).relative_to(top)
-            rels.update((base / f).as_posix() for f in files if f.endswith(CODE_SUFFIXES))
+            where = Path(os.path.relpath(real, inside))
+            for name in files:
+                if name.endswith(CODE_SUFFIXES):
+                    rels.setdefault((base / name).as_posix(), (where / name).as_posix())
     found = {}
-    for rel in sorted(rels):
-        path = workspace.locate(rel)
+    for rel, content in sorted(rels.items()):
+        path = workspace.locate(content.removeprefix("./"))
         if path is not None and path.is_file():
             with contextlib.suppress(OSError):
                 found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]

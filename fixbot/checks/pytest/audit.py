@@ -41,23 +41,26 @@ WATCHED_VARIABLES = ("PYTHON", "FIXBOT_")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def laid(folder: str = _HERE) -> tuple[str, dict[str, str]]:
-    """(the tree as the run sees it, with a trailing separator; path -> digest), or ("", {})
+def laid(folder: str = _HERE) -> tuple[list[str], dict[str, str]]:
+    """(every path at which the run sees the tree; path in the tree -> digest), or ([], {})
     where fixbot staged none (nothing is named then)."""
     try:
         with open(os.path.join(folder, LAID), encoding="utf-8") as handle:
             found = json.load(handle)
         files = {str(k): str(v) for k, v in dict(found["files"]).items()}
-        return os.path.join(os.path.abspath(str(found["root"])), ""), files
+        return [str(root) for root in found["roots"]], files
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return "", {}
+        return [], {}
 
 
-def auditor(root: str, digests: dict[str, str], unread: Any) -> Any:
+def auditor(roots: list[str], digests: dict[str, str], unread: Any) -> Any:
     """The audit hook: `unread(path, digest)` for each code file Python is about to run with
     bytes other than fixbot laid (`compile` of a .py, `open` of a .pyc, `import` of an extension
-    module, under `root`; an `open` of bytecode cached for `root` elsewhere), and
-    `unread("(environment) KEY", "set" | "unset")` for each change to a watched variable."""
+    module, under one of `roots`, the tree as the run sees it; an `open` of bytecode cached for
+    it elsewhere), and `unread("(environment) KEY", "set" | "unset")` for each change to a
+    watched variable. It fails closed: a check that raises (a `RecursionError` at the edge of
+    the stack, a file it cannot read) is a finding, "unchecked"; where naming that raises too,
+    the audited operation fails."""
     state = threading.local()
     sha256, fspath, getcwd = hashlib.sha256, os.fspath, os.getcwd
     encoding, read, text, raw = sys.getfilesystemencoding(), open, str, bytes
@@ -76,7 +79,7 @@ def auditor(root: str, digests: dict[str, str], unread: Any) -> Any:
                 parts.append(part)
         return "/" + "/".join(parts)
 
-    base = absolute(root) + "/" if root else ""
+    bases = tuple(absolute(root) + "/" for root in roots)
 
     def decoded(path: Any) -> str | None:
         try:
@@ -89,24 +92,25 @@ def auditor(root: str, digests: dict[str, str], unread: Any) -> Any:
 
     def digest(path: str, source: object) -> str | None:
         """sha256's first 16 hex digits of what is compiled: the bytes given, else the file's
-        (an AST, as pytest's assertion rewriting passes); None with no file (nothing runs)."""
+        (an AST, as pytest's assertion rewriting passes); None with no file (nothing runs:
+        pytest looks for bytecode it never wrote); "unreadable" for a file it cannot read."""
         if not isinstance(source, (bytes, bytearray, memoryview)):
             try:
                 with read(path, "rb") as handle:
                     source = handle.read()
-            except OSError:
+            except FileNotFoundError:
                 return None
+            except OSError:
+                return "unreadable"
         return sha256(source).hexdigest()[:16]
 
     def changed(name: str, source: object) -> tuple[str, str] | None:
         full = absolute(name)
-        if not base:
-            return None
-        inside = startswith(full, base)
-        cached_for_the_tree = full.endswith(BYTECODE) and base[1:] in full
-        if not (inside or cached_for_the_tree):
+        base = next((b for b in bases if startswith(full, b)), "")
+        cached_for_the_tree = full.endswith(BYTECODE) and any(b[1:] in full for b in bases)
+        if not (base or cached_for_the_tree):
             return None  # the environment's, the standard library's, a test's temporary files
-        rel = full[len(base) :] if inside else full
+        rel = full[len(base) :] if base else full
         found = digest(full, source)
         return None if found is None or digests.get(rel) == found else (rel[:300], found)
 
@@ -135,8 +139,8 @@ def auditor(root: str, digests: dict[str, str], unread: Any) -> Any:
         state.busy = True
         try:
             found = changed(name, source)
-        except Exception:  # an audit hook that raises by mistake breaks the code it watches
-            found = None
+        except BaseException:  # fail closed: what the audit could not check is a finding
+            found = (name[:300], "unchecked")
         finally:
             state.busy = False
         if found is not None:
@@ -160,10 +164,10 @@ def _refuse(path: str, digest: str) -> None:
     )
 
 
-def guard(root: str, digests: dict[str, str]) -> Any:
+def guard(roots: list[str], digests: dict[str, str]) -> Any:
     """The start-up hook: the audit, refusing what it finds, until fixbot's plugin hands off
     from its module's top-level code in this folder; a second hand-off is refused."""
-    audit = auditor(root, digests, _refuse)
+    audit = auditor(roots, digests, _refuse)
     standing = [True]
     frame_of, here, own = sys._getframe, _HERE, os.path.abspath(__file__)
 

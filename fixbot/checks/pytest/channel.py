@@ -20,7 +20,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -57,11 +57,12 @@ LAID = "laid.json"  # beside the plugin: {"root": the tree as the run sees it, "
 
 
 def stage_plugin(
-    parent: Path | None = None, laid: tuple[str, Mapping[str, str]] | None = None
+    parent: Path | None = None, laid: tuple[Collection[str], Mapping[str, str]] | None = None
 ) -> Staged:
     """The plugin under a random module name in a fresh folder, with the audit of code the run
     wrote (audit.py, as the `sitecustomize` every Python the run starts imports) and `laid`
-    (where the run sees the tree, and its code files' digests as fixbot laid them) beside it."""
+    (every path at which the run sees the tree, and its code files' digests as fixbot laid
+    them) beside it."""
     module = f"fixbot_harness_{secrets.token_hex(8)}"
     folder = Path(tempfile.mkdtemp(prefix="fixbot-harness-", dir=parent))
     folder.chmod(0o755)  # fixbot's, readable by the sandbox's nobody, writable by no one else
@@ -71,8 +72,8 @@ def stage_plugin(
     shutil.copyfile(AUDIT_SOURCE, folder / "sitecustomize.py")
     (folder / "sitecustomize.py").chmod(0o644)
     if laid is not None:
-        root, files = laid
-        (folder / LAID).write_text(json.dumps({"root": root, "files": dict(files)}))
+        roots, files = laid
+        (folder / LAID).write_text(json.dumps({"roots": sorted(roots), "files": dict(files)}))
         (folder / LAID).chmod(0o644)
     return Staged(folder, module)
 

@@ -130,8 +130,11 @@ def _read(report: ChannelReport, line: dict[str, Any], collected: set[str]) -> s
     problems = report.problems
     kind = line.get("k")
     if kind == "compiled":  # at any time: a conftest.py may import before the hello
-        if len(report.compiled) <= COMPILED_CAP:
+        if len(report.compiled) < COMPILED_CAP:
             report.compiled.append(compiled_entry(line))
+        elif len(report.compiled) == COMPILED_CAP:
+            report.compiled.append("(more)")
+            problems.append(f"the run wrote and ran more than {COMPILED_CAP} code files")
     elif kind == "hello":
         if report.hello is not None:
             problems.append("the plugin said hello twice")
@@ -174,7 +177,7 @@ def _read(report: ChannelReport, line: dict[str, Any], collected: set[str]) -> s
     return collected
 
 
-COMPILED_CAP = 200  # the plugin's: files it names at most per process
+COMPILED_CAP = 2000  # the plugin's: findings read per process; more make the run tampered
 
 
 def compiled_entry(line: dict[str, Any]) -> str:

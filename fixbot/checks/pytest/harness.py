@@ -145,8 +145,7 @@ class TestRun:
     canaries: dict[str, str]  # role -> reported outcome, for the evidence
     channel_bytes: int = 0  # what came over the channel, every run together
     cut_short: str = ""  # what ran is the result: the run hit its timeout, or a test kept hanging
-    # Where pytest found its configuration: (its rootdir, its ini file or ""), as the sandbox
-    # sees them; a later run of the same check is pinned to them (gates.pinned_config).
+    # (rootdir, ini file or "") as the sandbox sees them: later runs pinned to them (gates)
     configured: tuple[str, str] | None = None
     imports: dict[str, str] = field(default_factory=dict)  # the last run's: module -> file
     compiled: list[str] = field(default_factory=list)  # every run's: code not laid, that ran
@@ -227,9 +226,10 @@ def run_pytest(
     """pytest over the launcher with fixbot's plugin; a test that ends its process is recorded
     as failed and the suite runs again without it, at most max_reruns times. `test_timeout`:
     seconds per phase of one test (None: DEFAULT_TEST_TIMEOUT, read when the run starts);
-    `laid`: the tree's code files' digests as laid, for the plugin (None: it names none)."""
+    `laid`: the tree's code files' digests as laid, for the audit (None: it names none)."""
     timeout = DEFAULT_TEST_TIMEOUT if test_timeout is None else test_timeout
-    staged = stage_plugin(scratch, None if laid is None else (tree_of(launcher), laid))
+    roots = {tree_of(launcher), *([WORKSPACE] if isinstance(launcher, SandboxLauncher) else [])}
+    staged = stage_plugin(scratch, None if laid is None else (roots, laid))  # both views
     hung: dict[str, CaseResult] = {}
     runs: list[OneRun] = []
     try:

@@ -198,7 +198,7 @@ def _cap(text: str, cap: int) -> str:
 # (a second hand-off is refused, and named). fixbot judges the names against the baseline's
 # (checks/verdict.py: written_code).
 
-COMPILED_CAP = 200  # files named at most per process; past it, one line says there were more
+COMPILED_CAP = 2000  # files named per process that fixbot reads; more is a tampered run
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -217,16 +217,13 @@ def _audit_module() -> types.ModuleType | None:
 
 
 def _namer(emit: Any) -> Any:
-    """Names each file once on the channel; past COMPILED_CAP, one line for all the rest."""
+    """Names each finding once on the channel."""
     named: set[tuple[str, str]] = set()
 
     def name(path: str, digest: str) -> None:
-        key = (path, digest)
-        if len(named) >= COMPILED_CAP and key not in named:
-            key = ("(more)", "")
-        if key not in named:
-            named.add(key)
-            emit("compiled", path=key[0], sha256=key[1])
+        if (path, digest) not in named:  # past COMPILED_CAP, fixbot reads the run as tampered
+            emit("compiled", path=path, sha256=digest)  # first: if it raises, it is named again
+            named.add((path, digest))
 
     return name
 
