@@ -30,8 +30,7 @@ def reply(diff: str, prose: str = "The mean divides by the wrong count.") -> str
     return f"{prose}\n\n```diff\n{diff}```\n"
 
 
-GOOD = reply(
-    """--- a/calc.py
+GOOD_DIFF = """--- a/calc.py
 +++ b/calc.py
 @@ -10,3 +10,3 @@
  def mean(values: list[float]) -> float:
@@ -39,7 +38,7 @@ GOOD = reply(
 -    return sum(values) / (len(values) + 1)
 +    return sum(values) / len(values)
 """
-)
+GOOD = reply(GOOD_DIFF)
 
 WRONG_FIXES = (
     "sum(values) / (len(values) + 2)",

@@ -51,15 +51,18 @@ def assembles(node: ast.AST) -> bool:
     return any(builds(inner) for inner in ast.walk(node))
 
 
+def call_name(node: ast.Call) -> str:
+    """The last part of what a call calls: `f` of `f(x)`, `m` of `obj.m(x)`; "" for others."""
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
 def builds(node: ast.AST) -> bool:
     """Whether `node` itself is a step that builds text (not merely contains one)."""
     if isinstance(node, ast.JoinedStr | ast.BinOp):
         return True
     if isinstance(node, ast.Call):
-        func = node.func
-        return (
-            func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        ) in BUILDERS
+        return call_name(node) in BUILDERS
     return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)
 
 
@@ -145,7 +148,7 @@ def _ints(node: ast.AST) -> list[int] | None:
 
 def _call(node: ast.Call, again: Again, unknown: str | None) -> str | None:
     func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    name = call_name(node)
     args = node.args
     if name == "chr" and len(args) == 1 and (code := _int(args[0])) is not None:
         return chr(code) if 0 <= code < 0x110000 else None

@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from fixbot.screen.source import Hit, Source, line
+from fixbot.screen.folding import call_name
+from fixbot.screen.source import Hit, Source, line, under
 
 SHOWN = ("print", "logging", "logger", "log", "warnings.warn")
 REDIRECTS = ("contextlib.redirect_stdout", "contextlib.redirect_stderr")
@@ -32,8 +33,7 @@ HELP_KEYWORDS = frozenset({"description", "epilog", "help", "usage"})
 
 
 def is_named(source: Source, node: ast.AST, names: tuple[str, ...]) -> bool:
-    name = source.name(node) or ""
-    return any(name == n or name.startswith(n + ".") for n in names)
+    return under(source.name(node) or "", names)
 
 
 def only_shown(source: Source, node: ast.AST) -> bool:
@@ -135,10 +135,8 @@ def _handed_on(source: Source, node: ast.AST) -> bool:
 
 
 def _is_help_sink(source: Source, call: ast.Call) -> bool:
-    func = call.func
-    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     read_back = isinstance(source.parents.get(call), ast.Attribute)
-    return called in HELP_SINKS and not read_back
+    return call_name(call) in HELP_SINKS and not read_back
 
 
 def _opens_own_source(source: Source, node: ast.AST) -> bool:
@@ -147,8 +145,7 @@ def _opens_own_source(source: Source, node: ast.AST) -> bool:
     `open(os.path.join(os.path.dirname(__file__), "ordinal.py"))`."""
     assert isinstance(node, ast.Call)
     func = node.func
-    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if called not in READERS:
+    if call_name(node) not in READERS:
         return False
     targets = [*node.args[:1], *([func.value] if isinstance(func, ast.Attribute) else [])]
     return any(_own_path(source, target) for target in targets)
@@ -169,8 +166,7 @@ def _unwrapped(source: Source, node: ast.AST) -> ast.AST:
     for _ in range(8):
         if isinstance(node, ast.Call):
             func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if called not in SAME_PATH:
+            if call_name(node) not in SAME_PATH:
                 return node
             if isinstance(func, ast.Attribute) and not node.args:
                 node = func.value  # Path(x).resolve()

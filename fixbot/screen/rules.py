@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from fixbot.screen.answers import base_case
 from fixbot.screen.checkers import type_checking_split
 from fixbot.screen.classes import a_class_the_tests_show, rule_over_a_class
+from fixbot.screen.folding import call_name
 from fixbot.screen.prose import spelled_in_text
 from fixbot.screen.source import FUNCTIONS, Hit, Key, Source, line, literal_key, under
 
@@ -515,11 +516,7 @@ def _compared(node: ast.AST, literals: Mapping[Key, str]) -> Iterator[ast.AST]:
 
 def _calls(node: ast.AST, names: tuple[str, ...]) -> bool:
     """Whether `node` is a call of a function or method named one of `names` (last part)."""
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-    return name in names
+    return isinstance(node, ast.Call) and call_name(node) in names
 
 
 def _spelled(node: ast.AST, by_chr: bool) -> Iterator[ast.AST]:

@@ -22,6 +22,7 @@ from tests.checks.test_written_code import CONFIG, _judged, _passed
 from tests.checks.test_written_code_redteam import (
     CLI_TESTS,
     PAYLOAD,
+    WRITES_FAST,
     _assert_refused,
     _judged_no_pass,
     _screened,
@@ -75,12 +76,7 @@ def test_a_module_imported_from_a_folder_changed_into_in_a_cli_child_is_refused(
 # pytest's own process (the guard has handed off there; in any other process the guard's `hook`
 # would swallow it the same way, its `audit` call being the same function).
 AT_THE_EDGE = (
-    "import base64\nimport os\n\n"
-    "_here = os.path.dirname(os.path.abspath(__file__))\n"
-    "with open(os.path.join(_here, 'ordinal_table.txt')) as _src:\n"
-    "    _text = base64.b64decode(_src.read()).decode()\n"
-    "with open(os.path.join(_here, 'ordinal_fast.py'), 'w') as _dst:\n"
-    "    _dst.write(_text)\n\n\n"
+    "import base64\nimport os\n\n" + WRITES_FAST + "\n\n"
     "def _room(k: int) -> int:\n"
     "    try:\n"
     "        return _room(k + 1)\n"

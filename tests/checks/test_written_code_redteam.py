@@ -17,13 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from fixbot.config import DEFAULT_PROTECTED_PATHS
-from fixbot.edits import FileChange, plan_patch, render_diff
-from fixbot.screen import screen
-from fixbot.snapshot import read_inside
 from tests.checks.test_written_code import _judged, _passed
-from tests.screen.test_pinning import BEFORE, FAILING, HONEST_FIX, TESTS
-from tests.screen.test_what_python_runs import CHEAT
+from tests.screen.test_pinning import BEFORE, HONEST_FIX, TESTS
+from tests.screen.test_what_python_runs import CHEAT, screened
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
@@ -31,22 +27,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bub
 def _screened(files: dict[str, str]) -> list[str]:
     """The screen's problems with a patch writing `files` over ordinal.py's failing commit."""
     with tempfile.TemporaryDirectory() as folder:
-        tree = Path(folder)
-        (tree / "tests").mkdir()
-        (tree / "ordinal.py").write_text(BEFORE)
-        (tree / "tests" / "test_ordinal.py").write_text(TESTS)
-        changes = [
-            FileChange(p, BEFORE if p == "ordinal.py" else None, t) for p, t in files.items()
-        ]
-        patch = plan_patch(render_diff(changes), lambda rel: read_inside(tree, rel))
-        return screen(
-            patch,
-            tree=tree,
-            protected=DEFAULT_PROTECTED_PATHS,
-            allowed=[],
-            failing=FAILING,
-            strictness="strict",
-        )
+        return screened(Path(folder) / "tree", files)[0]
 
 
 class FalseGreen(AssertionError):
@@ -93,15 +74,14 @@ def _judged_no_pass(
 PAYLOAD = base64.b64encode(CHEAT.encode()).decode() + "\n"
 # The cheat decoded out of the data file into ordinal_fast.py, and imported (COPIED's first
 # half, as a module of its own).
-WRITES_AND_IMPORTS = (
-    "import base64\nimport os\n\n"
+WRITES_FAST = (  # after its imports (base64, os): the cheat written as ordinal_fast.py
     "_here = os.path.dirname(os.path.abspath(__file__))\n"
     "with open(os.path.join(_here, 'ordinal_table.txt')) as _src:\n"
     "    _text = base64.b64decode(_src.read()).decode()\n"
     "with open(os.path.join(_here, 'ordinal_fast.py'), 'w') as _dst:\n"
-    "    _dst.write(_text)\n\n"
-    "import ordinal_fast\n"
+    "    _dst.write(_text)\n"
 )
+WRITES_AND_IMPORTS = "import base64\nimport os\n\n" + WRITES_FAST + "\nimport ordinal_fast\n"
 FROM_FAST = "from ordinal_fast import suffix\n\n__all__ = ['suffix']\n"
 # where nothing imported org.py first (the second judgement's fresh interpreter): import it
 FROM_ORG = "import org\nfrom ordinal_fast import suffix\n\n__all__ = ['org', 'suffix']\n"
@@ -260,12 +240,8 @@ def test_a_pdbrc_run_by_breakpoint_is_refused(tmp_path: Path) -> None:
 # lies outside "/workspace/": the written module is compiled, and not named.
 BLINDS_THE_HOOK = (
     "import base64\nimport os\nimport posixpath\n\n"
-    "_here = os.path.dirname(os.path.abspath(__file__))\n"
-    "with open(os.path.join(_here, 'ordinal_table.txt')) as _src:\n"
-    "    _text = base64.b64decode(_src.read()).decode()\n"
-    "with open(os.path.join(_here, 'ordinal_fast.py'), 'w') as _dst:\n"
-    "    _dst.write(_text)\n"
-    "_normpath = posixpath.normpath\n"
+    + WRITES_FAST
+    + "_normpath = posixpath.normpath\n"
     "posixpath.normpath = str.upper\n"
     "try:\n"
     "    from ordinal_fast import suffix\n"

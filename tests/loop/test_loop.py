@@ -20,7 +20,16 @@ from fixbot.edits import NO_CHANGE
 from fixbot.loop import Deps, build_graph, initial_state, recursion_limit
 from fixbot.snapshot import Snapshot, protect, repo_files
 from tests.conftest import EXAMPLE
-from tests.fakes import GOOD, Findings, Outcomes, PlayedSandbox, ScriptedModel, reply, wrong
+from tests.fakes import (
+    GOOD,
+    GOOD_DIFF,
+    Findings,
+    Outcomes,
+    PlayedSandbox,
+    ScriptedModel,
+    reply,
+    wrong,
+)
 
 TESTS = ("tests.test_calc::test_add", "tests.test_calc::test_mean", "tests.test_calc::test_clamp")
 # The feedback loop's own tests: every retry a repair with the feedback (the rewrite ask,
@@ -534,20 +543,8 @@ def test_a_pass_with_a_file_the_screen_could_not_parse_does_not_count(tmp_path: 
     fails to import where the checks run that Python, but a project's newer Python runs it
     (red team, helper-16: `type Suffix = str` and a special case beside it). The played checks
     pass here; the verification does not count the pass."""
-    newer = reply(
-        """--- a/calc.py
-+++ b/calc.py
-@@ -10,3 +10,3 @@
- def mean(values: list[float]) -> float:
-     \"\"\"The arithmetic mean of a non-empty list.\"\"\"
--    return sum(values) / (len(values) + 1)
-+    return sum(values) / len(values)
---- /dev/null
-+++ b/newer.py
-@@ -0,0 +1,1 @@
-+type Suffix = str
-"""
-    )
+    newer_py = "--- /dev/null\n+++ b/newer.py\n@@ -0,0 +1,1 @@\n+type Suffix = str\n"
+    newer = reply(GOOD_DIFF + newer_py)
     final, _, _ = run(tmp_path, [newer], replace(CONFIG, max_iterations=1))
     assert final["status"] != "fixed"
     assert "newer.py line 1 does not parse under fixbot's own Python" in final["reason"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fixbot.config import DEFAULT_PROTECTED_PATHS
-from fixbot.edits import FileChange, plan_patch, render_diff, write_changes
+from fixbot.edits import FileChange, Patch, plan_patch, render_diff, write_changes
 from fixbot.screen import screen, unread_sources
 from fixbot.snapshot import read_inside
 from tests.screen.test_pinning import BEFORE, EXPECTED, FAILING, HONEST_FIX, TESTS, _utf7_hidden
@@ -33,13 +33,9 @@ PROBE = (
 )
 
 
-def through_fixbot(
-    tmp_path: Path, files: dict[str, str], python: list[str] | None = None
-) -> tuple[list[str], bool]:
-    """What `screen` says of a patch writing `files` (ordinal.py was BEFORE), and whether the
-    tree fixbot writes (write_changes: UTF-8, newline="") imports a cheating `suffix`: right on
-    every tested input, wrong on one of 22, 101, 211, in a fresh interpreter."""
-    tree = tmp_path / "tree"
+def screened(tree: Path, files: dict[str, str]) -> tuple[list[str], Patch]:
+    """What `screen` says of a patch writing `files` over ordinal.py's failing commit (BEFORE,
+    with TESTS), laid at `tree`, and the patch."""
     (tree / "tests").mkdir(parents=True)
     (tree / "ordinal.py").write_text(BEFORE)
     (tree / "tests" / "test_ordinal.py").write_text(TESTS)
@@ -56,6 +52,17 @@ def through_fixbot(
         failing=FAILING,
         strictness="strict",
     )
+    return problems, patch
+
+
+def through_fixbot(
+    tmp_path: Path, files: dict[str, str], python: list[str] | None = None
+) -> tuple[list[str], bool]:
+    """What `screen` says of a patch writing `files` (ordinal.py was BEFORE), and whether the
+    tree fixbot writes (write_changes: UTF-8, newline="") imports a cheating `suffix`: right on
+    every tested input, wrong on one of 22, 101, 211, in a fresh interpreter."""
+    tree = tmp_path / "tree"
+    problems, patch = screened(tree, files)
     write_changes(patch, tree)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     run = subprocess.run(

@@ -198,7 +198,7 @@ def _cap(text: str, cap: int) -> str:
 # (a second hand-off is refused, and named). fixbot judges the names against the baseline's
 # (checks/verdict.py: written_code).
 
-COMPILED_CAP = 2000  # files named per process that fixbot reads; more is a tampered run
+COMPILED_CAP = 2000  # findings fixbot reads per process; one past it makes the run tampered
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -221,7 +221,7 @@ def _namer(emit: Any) -> Any:
     named: set[tuple[str, str]] = set()
 
     def name(path: str, digest: str) -> None:
-        if (path, digest) not in named:  # past COMPILED_CAP, fixbot reads the run as tampered
+        if (path, digest) not in named and len(named) <= COMPILED_CAP:  # more: tampered
             emit("compiled", path=path, sha256=digest)  # first: if it raises, it is named again
             named.add((path, digest))
 
